@@ -1,0 +1,29 @@
+# Two commands do all the setup: `make run` and `make test` (see README).
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+VAULT  ?= fixtures/mini
+
+.PHONY: run test lint bench setup
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	python3 -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -c constraints.txt "torch==2.13.0" -e ".[test,bench]"
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/hql-tui $(VAULT) --list
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
