@@ -1,0 +1,1 @@
+"""The core of hql-tui: retrieval, the index reader, sessions and jobs. Never imports Textual."""
