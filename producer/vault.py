@@ -1,0 +1,323 @@
+"""Reading a vault: discovery, names, headers, titles, links and the text contract.
+
+This module is the one implementation of the card text contract; the producer
+embeds ``Card.text`` and the app scores it, so the two can never drift apart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from producer.yamlcore import Header, HeaderError, header_strings, load_mapping
+
+if TYPE_CHECKING:
+    from producer.parse_cache import ParseCache
+
+EXTENSIONS = (".hmd", ".md", ".markdown")
+NOT_HMD_NOTICE = "{root}: not an HMD vault (no .hmd/ directory); reading its cards anyway"
+
+
+@dataclass(frozen=True)
+class Link:
+    """One ``[[target]]`` in a card body, with its optional ``{…}`` annotation."""
+
+    target: str
+    annotation: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A relation card's edge, present only when both endpoints are cards."""
+
+    card: str
+    source: str
+    target: str
+
+
+@dataclass(frozen=True)
+class Card:
+    name: str
+    path: str  # vault-relative, POSIX separators
+    title: str
+    header: Header
+    body: str
+    text: str
+    content_hash: str
+    links: tuple[Link, ...] = ()
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        meta = self.header.get("metadata")
+        return meta if isinstance(meta, dict) else {}
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What one file yields before names are known (cacheable by path, size, mtime)."""
+
+    header: Header
+    body: str
+    heading_title: str | None
+    links: tuple[Link, ...]
+
+
+@dataclass
+class Vault:
+    root: Path
+    cards: list[Card]
+    warnings: list[str]
+    is_hmd: bool
+    relations: list[Relation] = field(default_factory=list)
+    by_name: dict[str, Card] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.by_name:
+            self.by_name = {card.name: card for card in self.cards}
+
+    @property
+    def notice(self) -> str | None:
+        return None if self.is_hmd else NOT_HMD_NOTICE.format(root=self.root)
+
+    def outgoing(self, name: str) -> list[str]:
+        card = self.by_name.get(name)
+        return [link.target for link in card.links] if card else []
+
+    def backlinks(self, name: str) -> list[str]:
+        found = {c.name for c in self.cards for link in c.links if link.target == name}
+        found.update(r.source for r in self.relations if r.target == name)
+        return sorted(found)
+
+    def unresolved(self, name: str | None = None) -> list[tuple[str, str]]:
+        """(card, target) for every link whose target is not a card name."""
+        cards = [self.by_name[name]] if name in self.by_name else self.cards
+        return [
+            (c.name, link.target)
+            for c in cards
+            for link in c.links
+            if link.target not in self.by_name
+        ]
+
+
+# --------------------------------------------------------------------------- text
+
+
+def split_header(source: str) -> tuple[str | None, str]:
+    """Split a file into (header YAML or None, body); raise HeaderError if unterminated."""
+    if source.startswith("---\n"):
+        start = 4
+    elif source.startswith("---\r\n"):
+        start = 5
+    else:
+        return None, source
+    pos = start
+    while pos <= len(source):
+        end = source.find("\n", pos)
+        line_end = len(source) if end < 0 else end
+        if source[pos:line_end].rstrip() == "---":
+            body_start = len(source) if end < 0 else end + 1
+            return source[start:pos], source[body_start:]
+        if end < 0:
+            break
+        pos = end + 1
+    raise HeaderError("unterminated header (no closing ---)")
+
+
+def heading_title(body: str) -> str | None:
+    for line in body.split("\n"):
+        trimmed = line.strip()
+        if trimmed.startswith("# "):
+            return trimmed[2:].strip()
+    return None
+
+
+def card_text(title: str, header: Header, body: str) -> str:
+    """The text contract: title, the authored header's strings, the body, space-joined."""
+    return " ".join([title, *header_strings(header), body])
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _annotation_span(body: str, start: int) -> int:
+    """Index just past the ``}`` closing the flow map opened at ``start``."""
+    depth, quote, i = 0, "", start
+    while i < len(body):
+        ch = body[i]
+        if quote:
+            if ch == "\\" and quote == '"':
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif ch == "\n":
+            break
+        i += 1
+    raise HeaderError(f"unterminated link annotation at body byte {len(body[:start].encode())}")
+
+
+def parse_links(body: str) -> tuple[Link, ...]:
+    links: list[Link] = []
+    pos = 0
+    while True:
+        open_at = body.find("[[", pos)
+        if open_at < 0:
+            break
+        close_at = body.find("]]", open_at + 2)
+        if close_at < 0:
+            break
+        target = body[open_at + 2 : close_at].strip()
+        pos = close_at + 2
+        annotation: dict[str, Any] = {}
+        rest = pos
+        while rest < len(body) and body[rest] == " ":
+            rest += 1
+        if rest < len(body) and body[rest] == "{":
+            end = _annotation_span(body, rest)
+            try:
+                annotation = load_mapping(body[rest:end])
+            except HeaderError as exc:
+                where = len(body[:rest].encode())
+                raise HeaderError(f"link annotation at body byte {where}: {exc}") from None
+            pos = end
+        if target:
+            links.append(Link(target, annotation))
+    return tuple(links)
+
+
+def parse_source(source: str) -> Parsed:
+    raw_header, body = split_header(source)
+    header = load_mapping(raw_header) if raw_header is not None else {}
+    return Parsed(header, body, heading_title(body), parse_links(body))
+
+
+def make_card(name: str, path: str, parsed: Parsed) -> Card:
+    authored = parsed.header.get("title")
+    title = authored if isinstance(authored, str) else (parsed.heading_title or name)
+    text = card_text(title, parsed.header, parsed.body)
+    return Card(
+        name, path, title, parsed.header, parsed.body, text, content_hash(text), parsed.links
+    )
+
+
+# ---------------------------------------------------------------------- discovery
+
+
+def discover(root: Path) -> tuple[list[PurePosixPath], list[str]]:
+    """Document paths relative to ``root`` in path order, and warnings about links not followed."""
+    real_root = root.resolve()
+    found: list[PurePosixPath] = []
+    warnings: list[str] = []
+    visited: set[str] = {str(real_root)}
+
+    def walk(directory: Path, rel: PurePosixPath) -> None:
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            warnings.append(f"{rel.as_posix() or '.'}: cannot be read ({exc.strerror}); skipped")
+            return
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            child = rel / entry.name
+            is_dir = entry.is_dir(follow_symlinks=True)
+            if entry.is_symlink():
+                target = Path(entry.path).resolve()
+                if not target.is_relative_to(real_root):
+                    if is_dir or entry.name.endswith(EXTENSIONS):
+                        warnings.append(
+                            f"{child}: a symlink leading outside the vault; not followed"
+                        )
+                    continue
+                if is_dir and str(target) in visited:
+                    continue
+            if is_dir:
+                visited.add(str(Path(entry.path).resolve()))
+                walk(Path(entry.path), child)
+            elif entry.name.endswith(EXTENSIONS) and entry.is_file(follow_symlinks=True):
+                found.append(child)
+
+    walk(root, PurePosixPath())
+    found.sort(key=lambda p: p.parts)
+    return found, warnings
+
+
+def assign_names(paths: list[PurePosixPath]) -> dict[PurePosixPath, str]:
+    """Stems, except that every document sharing a stem is named by its path."""
+    stems: dict[str, int] = {}
+    for path in paths:
+        stems[path.stem] = stems.get(path.stem, 0) + 1
+    return {p: p.stem if stems[p.stem] == 1 else p.with_suffix("").as_posix() for p in paths}
+
+
+def read_source(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise HeaderError(f"cannot be read ({exc.strerror})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise HeaderError(f"not UTF-8 (invalid byte at offset {exc.start})") from None
+
+
+def _relations(cards: list[Card], by_name: dict[str, Card], warnings: list[str]) -> list[Relation]:
+    found: list[Relation] = []
+    for card in cards:
+        knowledge = card.metadata.get("knowledge")
+        if not isinstance(knowledge, dict) or knowledge.get("type") != "Relation":
+            continue
+        relation = knowledge.get("relation")
+        relation = relation if isinstance(relation, dict) else {}
+        source, target = relation.get("source"), relation.get("target")
+        if (
+            isinstance(source, str)
+            and isinstance(target, str)
+            and {source, target} <= by_name.keys()
+        ):
+            found.append(Relation(card.name, source, target))
+        else:
+            warnings.append(
+                f"{card.name}: declares knowledge.type: Relation but its endpoints do not "
+                "resolve; kept as a concept card"
+            )
+    return found
+
+
+def load_vault(root: str | os.PathLike[str], cache: ParseCache | None = None) -> Vault:
+    """Read every card under ``root``; a broken card is skipped with a warning naming it."""
+    root = Path(root)
+    if not root.is_dir():
+        raise NotADirectoryError(f"{root}: not a directory")
+    paths, warnings = discover(root)
+    names = assign_names(paths)
+    cards: list[Card] = []
+    for rel in paths:
+        file = root / rel
+        try:
+            parsed = cache.get(file, rel) if cache else None
+            if parsed is None:
+                parsed = parse_source(read_source(file))
+                if cache:
+                    cache.put(file, rel, parsed)
+        except HeaderError as exc:
+            warnings.append(f"{rel}: {exc}; document skipped")
+            continue
+        cards.append(make_card(names[rel], rel.as_posix(), parsed))
+    if cache:
+        cache.save()
+    cards.sort(key=lambda c: c.name)
+    by_name = {c.name: c for c in cards}
+    relations = _relations(cards, by_name, warnings)
+    return Vault(root, cards, warnings, (root / ".hmd").is_dir(), relations, by_name)

@@ -1,0 +1,182 @@
+"""The YAML 1.2 core schema on top of PyYAML's C loader.
+
+PyYAML resolves plain scalars by YAML 1.1 rules (``yes`` is true, ``2026-09-18``
+is a date, ``0b101`` and ``1_000`` are integers). Card headers are read the way
+``hql`` reads them, by the 1.2 core schema, so the implicit resolvers and the
+constructors are replaced here; libyaml still does all of the parsing.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import yaml
+
+try:  # the C extension is a declared requirement; the fallback keeps errors readable
+    _Base = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - PyYAML built without libyaml
+    _Base = yaml.SafeLoader
+
+Header = dict[str, Any]
+
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+
+_STR = "tag:yaml.org,2002:str"
+_KEEP = {
+    _STR,
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:null",
+    "tag:yaml.org,2002:map",
+    "tag:yaml.org,2002:seq",
+}
+
+
+class HeaderError(ValueError):
+    """A header that the core schema cannot give a meaning to."""
+
+
+class CoreLoader(_Base):
+    """Safe loader with the YAML 1.2 core schema's resolvers and nothing else."""
+
+    yaml_implicit_resolvers: dict = {}
+    yaml_constructors = {k: v for k, v in _Base.yaml_constructors.items() if k in _KEEP}
+
+    def construct_mapping(self, node, deep=False):  # type: ignore[override]
+        # Duplicate keys are an error in YAML 1.2 (and in hql); PyYAML keeps the last.
+        # Keys brought in by a merge key may be overridden, so only own keys count.
+        if isinstance(node, yaml.MappingNode):
+            seen: set = set()
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    duplicate = key in seen
+                except TypeError:
+                    raise HeaderError("a map key is not a scalar") from None
+                if duplicate:
+                    raise HeaderError(f"duplicate key {key!r}")
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _resolver(tag: str, pattern: str, first: str) -> None:
+    CoreLoader.add_implicit_resolver(tag, re.compile(pattern, re.X), list(first))
+
+
+_resolver("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF")
+_resolver("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""])  # type: ignore[arg-type]
+_resolver(
+    "tag:yaml.org,2002:int",
+    r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$",
+    "-+0123456789",
+)
+_resolver(
+    "tag:yaml.org,2002:float",
+    r"""^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?
+        |[-+]?(?:\.inf|\.Inf|\.INF)
+        |\.nan|\.NaN|\.NAN)$""",
+    "-+0123456789.",
+)
+_resolver("tag:yaml.org,2002:merge", r"^(?:<<)$", "<")
+
+
+def _construct_int(loader: CoreLoader, node: yaml.ScalarNode) -> int:
+    text = loader.construct_scalar(node)
+    try:
+        if text.startswith("0o"):
+            value = int(text[2:], 8)
+        elif text.startswith("0x"):
+            value = int(text[2:], 16)
+        else:
+            value = int(text, 10)
+    except ValueError:
+        raise HeaderError(f"{text!r} is not an integer") from None
+    if not I64_MIN <= value <= I64_MAX:
+        raise HeaderError(f"unsupported YAML value: the integer {text} is outside 64-bit range")
+    return value
+
+
+def _construct_float(loader: CoreLoader, node: yaml.ScalarNode) -> float:
+    text = loader.construct_scalar(node)
+    lowered = text.lower().lstrip("+-")
+    if lowered in (".inf", ".nan"):
+        raise HeaderError(f"unsupported YAML value: {text} is not a finite number")
+    try:
+        value = float(text)
+    except ValueError:
+        raise HeaderError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise HeaderError(f"unsupported YAML value: {text} is not a finite number")
+    return value
+
+
+CoreLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+CoreLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
+
+
+def _undefined(loader: CoreLoader, node: yaml.Node) -> Any:
+    raise HeaderError(f"unsupported YAML value: the tag {node.tag} is not part of the core schema")
+
+
+CoreLoader.add_constructor(None, _undefined)
+
+
+def _check_keys(value: Any, where: str = "") -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise HeaderError(f"map keys must be strings, and {where}{key!r} is not")
+            _check_keys(item, f"{where}{key}.")
+    elif isinstance(value, list):
+        for item in value:
+            _check_keys(item, where)
+
+
+def load_mapping(source: str) -> Header:
+    """Parse ``source`` as a YAML 1.2 core-schema mapping with string keys.
+
+    Raises :class:`HeaderError` with a one-line reason for anything else.
+    """
+    if all(not line.strip() or line.lstrip().startswith("#") for line in source.splitlines()):
+        return {}
+    try:
+        value = yaml.load(source, Loader=CoreLoader)  # noqa: S506 - CoreLoader is a safe loader
+    except HeaderError:
+        raise
+    except yaml.MarkedYAMLError as exc:
+        problem = exc.problem or exc.context or "malformed"
+        mark = exc.problem_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise HeaderError(f"invalid YAML: {problem}{where}") from None
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError) as exc:
+        raise HeaderError(f"invalid YAML: {exc}") from None
+    if not isinstance(value, dict):
+        raise HeaderError("a header must be a YAML mapping")
+    _check_keys(value)
+    return value
+
+
+def header_strings(header: Header, skip_title: bool = True) -> list[str]:
+    """Every string of an authored header, keys sorted, lists in order (the text contract)."""
+    out: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, dict):
+            for key in sorted(value):
+                walk(value[key])
+
+    for key in sorted(header):
+        if skip_title and key == "title":
+            continue
+        walk(header[key])
+    return out
