@@ -220,6 +220,7 @@ def discover(root: Path) -> tuple[list[PurePosixPath], list[str]]:
     found: list[PurePosixPath] = []
     warnings: list[str] = []
     visited: set[str] = {str(real_root)}
+    symlinks = False
 
     def walk(directory: Path, rel: PurePosixPath) -> None:
         try:
@@ -233,6 +234,8 @@ def discover(root: Path) -> tuple[list[PurePosixPath], list[str]]:
             child = rel / entry.name
             is_dir = entry.is_dir(follow_symlinks=True)
             if entry.is_symlink():
+                nonlocal symlinks
+                symlinks = True
                 target = Path(entry.path).resolve()
                 if not target.is_relative_to(real_root):
                     if is_dir or entry.name.endswith(EXTENSIONS):
@@ -250,7 +253,23 @@ def discover(root: Path) -> tuple[list[PurePosixPath], list[str]]:
 
     walk(root, PurePosixPath())
     found.sort(key=lambda p: p.parts)
+    if symlinks:
+        found = _one_path_per_file(root, real_root, found)
     return found, warnings
+
+
+def _one_path_per_file(
+    root: Path, real_root: Path, found: list[PurePosixPath]
+) -> list[PurePosixPath]:
+    """A file reached through an inside symlink too is one card, at its real path."""
+    chosen: dict[Path, PurePosixPath] = {}
+    for rel in found:
+        real = (root / rel).resolve()
+        canonical = real.relative_to(real_root).as_posix() == rel.as_posix()
+        if real not in chosen or canonical:
+            chosen[real] = rel
+    keep = set(chosen.values())
+    return [rel for rel in found if rel in keep]
 
 
 def assign_names(paths: list[PurePosixPath]) -> dict[PurePosixPath, str]:

@@ -1,0 +1,1 @@
+"""One module per `hql-tui` command; each exposes a function returning an exit code."""

