@@ -1,0 +1,244 @@
+"""normalise(), the embedder spec, and the local embedder (revision, recipe, real model)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from producer.embedders import (
+    EmbedderSpec,
+    EmbedError,
+    check_spec,
+    embed_query,
+    embed_texts,
+    identity,
+    local,
+    normalise,
+)
+
+# ----------------------------------------------------------------- normalise
+
+
+def test_normalised_pair_dot_is_their_cosine():
+    a, b = np.array([3.0, 4.0, 0.0]), np.array([1.0, 2.0, 2.0])
+    na, nb = normalise(np.stack([a, b]))
+    cosine = a @ b / (np.linalg.norm(a) * np.linalg.norm(b))
+    assert abs(float(na @ nb) - cosine) < 1e-7
+    assert na.dtype == np.float32
+
+
+def test_non_unit_vector_becomes_unit():
+    v = normalise([2.0, 0.0, 0.0, 0.0])
+    assert v.tolist() == [1.0, 0.0, 0.0, 0.0]
+    big = normalise(np.random.default_rng(0).standard_normal((5, 384)) * 1e3)
+    assert np.allclose(np.linalg.norm(big.astype(np.float64), axis=1), 1, atol=1e-6)
+
+
+def test_truncated_prefix_is_renormalised():
+    full = normalise(np.random.default_rng(1).standard_normal(1536))
+    prefix = full[:256]
+    assert abs(np.linalg.norm(prefix) - 1) > 0.1
+    fixed = normalise(prefix)
+    assert abs(np.linalg.norm(fixed.astype(np.float64)) - 1) < 1e-6
+    assert np.allclose(fixed / fixed[0], prefix / prefix[0], atol=1e-5)  # same direction
+
+
+def test_zero_and_non_finite_refused():
+    with pytest.raises(EmbedError, match="vector 1: every component is zero"):
+        normalise([[1.0, 0.0], [0.0, 0.0]])
+    with pytest.raises(EmbedError, match="card `x`: every component is zero"):
+        normalise([[0.0, 0.0]], labels=["card `x`"])
+    with pytest.raises(EmbedError, match="not a finite number"):
+        normalise([float("nan"), 1.0])
+
+
+class Fake:
+    provider = "local"
+    model_id = "fake"
+    revision = "r"
+
+    def __init__(self, d: int | None, width: int) -> None:
+        self.dimensions = d
+        self.width = width
+
+    def embed(self, texts, on_batch=None):
+        return np.ones((len(texts), self.width))
+
+
+def test_embed_texts_checks_width():
+    with pytest.raises(EmbedError, match="5 dimensions where 4 were expected"):
+        embed_texts(Fake(4, 5), ["a"])
+    with pytest.raises(EmbedError, match="accepts 1..8192"):
+        embed_texts(Fake(None, 8193), ["a"])
+    v = embed_query(Fake(4, 4), "q")
+    assert v.shape == (4,) and np.allclose(v, 0.5)
+
+
+# ----------------------------------------------------------------- the spec
+
+
+def test_flags_override_config_field_by_field():
+    cfg = SimpleNamespace(
+        provider="http",
+        model="m",
+        revision="r1",
+        endpoint="http://e",
+        api_key_env="K",
+        dimensions=8,
+    )
+    s = EmbedderSpec.merge(cfg, revision="r2", dimensions=None, model=None)
+    assert (s.provider, s.model, s.revision, s.endpoint, s.api_key_env, s.dimensions) == (
+        "http",
+        "m",
+        "r2",
+        "http://e",
+        "K",
+        8,
+    )
+    assert EmbedderSpec.merge(None).provider == "local"
+    with pytest.raises(TypeError, match="not embedder fields: api_key"):
+        EmbedderSpec.merge(None, api_key="x")
+
+
+# ----------------------------------------------------------------- local, no model run
+
+
+@pytest.fixture
+def model_copy(tmp_path):
+    """A copy of the packaged model directory (weights linked, small files copied)."""
+    src = local.default_model_dir()
+    dst = tmp_path / "minilm"
+    dst.mkdir()
+    for p in src.iterdir():
+        if p.name == "model.safetensors":
+            os.symlink(p, dst / p.name)
+        elif p.is_file():
+            shutil.copy2(p, dst / p.name)
+    return dst
+
+
+def test_revision_is_honest_sha256_and_tracks_files_and_recipe(model_copy):
+    packaged = local.local_revision()
+    assert packaged.startswith("sha256:") and len(packaged) == 7 + 64
+    assert local.revision_for(model_copy) == packaged  # same files, same recipe
+    other_recipe = dict(local.RECIPE, pooling="cls")
+    assert local.revision_for(model_copy, other_recipe) != packaged
+    assert local.revision_for(model_copy, dict(local.RECIPE, max_tokens=128)) != packaged
+    assert local.revision_for(model_copy, dict(local.RECIPE, normalise="none")) != packaged
+    vocab = model_copy / "vocab.txt"
+    vocab.write_bytes(vocab.read_bytes() + b"extra-token\n")
+    assert local.revision_for(model_copy) != packaged
+    # README and other non-model files do not count
+    copy2 = model_copy.parent / "again"
+    shutil.copytree(model_copy, copy2, symlinks=True)
+    (copy2 / "README.md").write_text("edited")
+    assert local.revision_for(copy2) == local.revision_for(model_copy)
+
+
+def test_tokenizer_json_change_changes_the_revision(model_copy):
+    before = local.revision_for(model_copy)
+    tok = model_copy / "tokenizer.json"
+    tok.write_bytes(tok.read_bytes() + b" ")
+    assert local.revision_for(model_copy) != before
+
+
+def test_identity_needs_no_torch():
+    code = (
+        "import sys\n"
+        "sys.modules['torch'] = None\n"
+        "sys.modules['transformers'] = None\n"
+        "from producer.embedders import EmbedderSpec, identity\n"
+        "print(identity(EmbedderSpec()))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    model_id, revision, dims = eval(out.stdout)  # noqa: S307 - our own repr
+    assert (model_id, dims) == (local.DEFAULT_MODEL_ID, 384)
+    assert revision == local.local_revision()
+
+
+def test_local_spec_refusals(model_copy):
+    assert identity(EmbedderSpec(model=str(model_copy)))[:1] == ("minilm",)
+    with pytest.raises(EmbedError, match="needs `--revision`"):
+        check_spec(EmbedderSpec(model="org/some-model"))
+    check_spec(EmbedderSpec(model="org/some-model", revision="abc123"))
+    with pytest.raises(EmbedError, match="its revision is computed from them"):
+        check_spec(EmbedderSpec(model=str(model_copy), revision="1110a243"))
+    check_spec(EmbedderSpec(model=str(model_copy), revision=local.local_revision(model_copy)))
+    with pytest.raises(EmbedError, match="computes 384 dimensions where `dimensions = 256`"):
+        check_spec(EmbedderSpec(dimensions=256))
+    with pytest.raises(EmbedError, match="not a model directory"):
+        local.revision_for(model_copy.parent)
+
+
+def test_batches_are_a_fixed_function_of_the_texts():
+    lengths = [5, 3, 5, 9, 3, 1]
+    assert local.batch_order(lengths, 2) == [[5, 1], [4, 0], [2, 3]]
+    assert local.batch_order(lengths, 16) == [[5, 1, 4, 0, 2, 3]]
+
+
+def test_offline_switches_are_set_before_transformers_is_imported():
+    code = (
+        "import sys\n"
+        "from producer.embedders import EmbedderSpec, EmbedError, open_embedder\n"
+        "assert 'transformers' not in sys.modules\n"
+        "e = open_embedder(EmbedderSpec(model='someone/absent-model', revision='0' * 40,"
+        " offline=True))\n"
+        "try:\n"
+        "    e.load()\n"
+        "except EmbedError as exc:\n"
+        "    print('refused:', exc)\n"
+        "import huggingface_hub.constants as c\n"
+        "print('offline', c.HF_HUB_OFFLINE)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in local.OFFLINE_VARIABLES}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert "refused: cannot load the model `someone/absent-model` (--offline" in out.stdout
+    assert "offline True" in out.stdout
+    assert "Traceback" not in out.stdout
+
+
+# ----------------------------------------------------------------- the real model (one load)
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return local.packaged_embedder()
+
+
+def test_real_model_unit_vectors_and_paraphrase_geometry(minilm):
+    texts = [
+        "night hunting birds",
+        "owls are nocturnal predators that hunt after dark",
+        "herons wade in shallow water",
+    ]
+    v = embed_texts(minilm, texts)
+    assert v.shape == (3, 384) and v.dtype == np.float32
+    assert np.allclose(np.linalg.norm(v.astype(np.float64), axis=1), 1, atol=1e-6)
+    assert abs(float(v[0] @ v[1]) - 0.7008) < 1e-3
+    assert abs(float(v[0] @ v[2]) - 0.4740) < 1e-3
+
+
+def test_live_query_equals_the_vector_a_build_stores(minilm):
+    corpus = [f"card {i} " + "word " * (i * 3) for i in range(20)] + ["night hunting birds"]
+    built = embed_texts(minilm, corpus)  # batched with 20 others of various lengths
+    live = local.embed_local_query("night hunting birds")
+    assert np.abs(live - built[-1]).max() < 1e-5
+
+
+def test_real_model_matches_sentence_transformers(minilm):
+    st = pytest.importorskip("sentence_transformers")
+    model = st.SentenceTransformer(str(local.default_model_dir()), device="cpu")
+    texts = ["birds swimming underwater catching fish", "a " * 400]  # second is truncated at 256
+    ours = embed_texts(minilm, texts)
+    theirs = model.encode(texts, normalize_embeddings=True)
+    assert model.max_seq_length == local.MAX_TOKENS
+    assert np.abs(ours - theirs).max() < 1e-5
