@@ -1,0 +1,1 @@
+"""Benchmarks: deterministic generated vaults and measured figures (never timed unit tests)."""

@@ -1,0 +1,58 @@
+"""`hql-tui VAULT --list`, run as a user runs it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hqltui.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_list_prints_cards_index_setting_and_no_warnings():
+    result = run("fixtures/mini", "--list")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "fixtures/mini  (HMD vault)  10 cards" in out
+    assert ".hql/index.sqlite" in out
+    assert "core-schema        Core schema scalars       core-schema.hmd" in out
+    assert "warnings: none" in out
+    assert "lists-and-maps -> [[a-card-not-written-yet]]" in out
+
+
+def test_list_names_broken_files_and_config_errors(tmp_path):
+    for i in range(8):
+        (tmp_path / f"card-{i}.md").write_text(f"# Card {i}\n")
+    (tmp_path / "bad-header.hmd").write_text("---\ntitle: x\n")
+    (tmp_path / "latin1.md").write_bytes(b"caf\xe9")
+    (tmp_path / "hql.toml").write_text("[search]\nlimit = 0\n")
+    result = run(str(tmp_path), "--list")
+    assert result.returncode == 0, result.stderr
+    assert "8 cards" in result.stdout
+    assert "not an HMD vault" in result.stdout
+    assert "bad-header.hmd: unterminated header" in result.stdout
+    assert "latin1.md: not UTF-8" in result.stdout
+    assert "`limit` must be a positive integer" in result.stdout
+    assert "Traceback" not in result.stderr
+
+
+def test_a_missing_vault_is_one_line_and_exit_1(tmp_path):
+    result = run(str(tmp_path / "nope"), "--list")
+    assert result.returncode == 1
+    assert result.stderr.strip().endswith("not a directory")
+    assert "Traceback" not in result.stderr
+
+
+def test_the_console_scripts_exist():
+    bindir = Path(sys.executable).parent
+    assert (bindir / "hql-tui").exists() and (bindir / "hql-semantics").exists()

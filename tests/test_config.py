@@ -1,0 +1,199 @@
+"""hql.toml (SPEC §4): the tables we own, one test per refusal."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from producer.config import ConfigError, EmbedderConfig, load_config
+
+
+def vault_with(tmp_path: Path, toml: str) -> Path:
+    (tmp_path / "hql.toml").write_text(toml, encoding="utf-8")
+    return tmp_path
+
+
+def error(tmp_path: Path, toml: str, table: str) -> str:
+    config = load_config(vault_with(tmp_path, toml))
+    assert table in config.errors, config.errors
+    return config.errors[table]
+
+
+def test_no_file_means_defaults(tmp_path):
+    config = load_config(tmp_path)
+    assert not config.exists and config.errors == {}
+    assert config.index is None and config.engine is None
+    assert config.search.lexical == "bm25" and config.search.rrf_k == 60
+    assert (config.search.window, config.search.limit) == (50, 20)
+    assert (config.search.weights.lexical, config.search.weights.semantic) == (1.0, 1.0)
+
+
+def test_a_full_file_is_read(tmp_path):
+    config = load_config(
+        vault_with(
+            tmp_path,
+            """
+[semantics]
+index = "./.hql/index.sqlite"
+[semantics.embedder]
+provider = "http"
+model = "text-embedding-3-small"
+revision = "2024-01-25"
+endpoint = "http://127.0.0.1:9/v1/embeddings"
+api_key_env = "OPENAI_API_KEY"
+dimensions = 512
+[engine]
+database = "db_1"
+table = "birds"
+[search]
+lexical = "hashbag"
+rrf_k = 30
+weights = { lexical = 0.5, semantic = 2 }
+window = 40
+limit = 5
+[extensions]
+import = ["lexical"]
+anything = 1
+[report]
+mode = "collect"
+""",
+        )
+    )
+    assert config.errors == {}
+    assert config.index == ".hql/index.sqlite"
+    assert config.index_path == tmp_path / ".hql/index.sqlite"
+    assert config.embedder.dimensions == 512 and config.embedder.provider == "http"
+    assert config.engine.database == "db_1" and config.engine.table == "birds"
+    assert config.engine.api_key_env == "HOTDATA_API_KEY"
+    assert config.engine.workspace_env == "HOTDATA_WORKSPACE"
+    assert config.search.lexical == "hashbag" and config.search.weights.semantic == 2.0
+    assert (config.search.rrf_k, config.search.window, config.search.limit) == (30.0, 40, 5)
+
+
+@pytest.mark.parametrize(
+    "table,toml,expected",
+    [
+        ("semantics", '[semantics]\nindex = "x.sqlite"\nindx = 1\n', "unknown key `indx`"),
+        (
+            "semantics.embedder",
+            '[semantics.embedder]\nprovider = "local"\nmodle = "m"\n',
+            "unknown key `modle`",
+        ),
+        ("engine", '[engine]\ndatabase = "d"\nregion = "eu"\n', "unknown key `region`"),
+        ("search", '[search]\nlimit = 5\nfusion = "rrf"\n', "unknown key `fusion`"),
+        ("search", "[search]\nweights = { lexical = 1, dense = 2 }\n", "unknown key `dense`"),
+    ],
+)
+def test_unknown_keys_in_owned_tables_are_refused_by_name(tmp_path, table, toml, expected):
+    message = error(tmp_path, toml, table)
+    assert expected in message and "hql.toml" in message
+
+
+def test_other_tables_are_left_alone(tmp_path):
+    config = load_config(vault_with(tmp_path, "[extensions]\nwhatever = 1\n[report]\nx = 2\n"))
+    assert config.errors == {}
+
+
+def test_literal_api_key_is_refused_naming_the_variable_and_never_echoed(tmp_path):
+    message = error(
+        tmp_path, '[semantics.embedder]\napi_key = "sk-secret-value-123"\n', "semantics.embedder"
+    )
+    assert "api_key_env" in message and "sk-secret" not in message
+    message = error(tmp_path, '[engine]\napi_key = "hd-secret-value"\n', "engine")
+    assert 'api_key_env = "HOTDATA_API_KEY"' in message and "hd-secret" not in message
+
+
+def test_unknown_provider_is_refused():
+    with pytest.raises(ConfigError, match="unknown embedder provider `ollama`"):
+        EmbedderConfig(provider="ollama").check()
+
+
+def test_http_needs_endpoint_and_model():
+    with pytest.raises(ConfigError, match="needs `endpoint`, `model`"):
+        EmbedderConfig(provider="http", revision="r").check()
+    with pytest.raises(ConfigError, match="needs `model`"):
+        EmbedderConfig(provider="http", endpoint="http://x", revision="r").check()
+
+
+def test_http_needs_revision():
+    with pytest.raises(ConfigError, match="needs `revision`"):
+        EmbedderConfig(provider="http", endpoint="http://x", model="m").check()
+
+
+def test_flags_override_field_by_field_and_complete_the_table():
+    written = EmbedderConfig(provider="http", endpoint="http://x", model="m")
+    resolved = written.resolve(revision="2024-01-25", model=None)
+    assert resolved.model == "m" and resolved.revision == "2024-01-25"
+    resolved.check()
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "true", '"384"', "1.5"])
+def test_dimensions_must_be_a_positive_integer(tmp_path, value):
+    message = error(tmp_path, f"[semantics.embedder]\ndimensions = {value}\n", "semantics.embedder")
+    assert "`dimensions` must be a positive integer" in message
+
+
+def test_an_absolute_index_path_is_refused(tmp_path):
+    message = error(tmp_path, '[semantics]\nindex = "/var/index.sqlite"\n', "semantics")
+    assert "outside the vault" in message
+
+
+def test_an_index_path_climbing_out_is_refused(tmp_path):
+    message = error(tmp_path, '[semantics]\nindex = "sub/../../index.sqlite"\n', "semantics")
+    assert "outside the vault" in message
+
+
+def test_an_index_path_escaping_through_a_symlink_is_refused(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    os.symlink(outside, vault / "link")
+    message = error(vault, '[semantics]\nindex = "link/index.sqlite"\n', "semantics")
+    assert "through a symlink" in message
+
+
+def test_malformed_toml_names_file_and_line_and_breaks_every_owned_table(tmp_path):
+    config = load_config(vault_with(tmp_path, '[semantics]\nindex = ".hql/x.sqlite"\nlimit = \n'))
+    message = config.errors["semantics"]
+    assert "hql.toml" in message and "line 3" in message
+    assert set(config.errors) == {"semantics", "semantics.embedder", "engine", "search"}
+
+
+def test_a_broken_table_leaves_the_others_working(tmp_path):
+    config = load_config(
+        vault_with(
+            tmp_path,
+            """
+[semantics]
+index = ".hql/index.sqlite"
+[engine]
+api_key = "x"
+[search]
+lexical = "tfidf"
+""",
+        )
+    )
+    assert config.index == ".hql/index.sqlite"
+    assert set(config.errors) == {"engine", "search"}
+    assert "unknown lexical arm `tfidf`" in config.errors["search"]
+    with pytest.raises(ConfigError, match="api_key"):
+        config.require("engine")
+    config.require("semantics")
+
+
+@pytest.mark.parametrize(
+    "toml,expected",
+    [
+        ("[search]\nrrf_k = 0\n", "`rrf_k` must be a positive number"),
+        ("[search]\nwindow = 0\n", "`window` must be a positive integer"),
+        ("[search]\nlimit = -1\n", "`limit` must be a positive integer"),
+        ("[search]\nweights = { lexical = -1 }\n", "at least 0"),
+        ('[engine]\nprovider = "other"\n', "unknown engine provider"),
+    ],
+)
+def test_value_refusals(tmp_path, toml, expected):
+    config = load_config(vault_with(tmp_path, toml))
+    assert any(expected in m for m in config.errors.values()), config.errors
