@@ -20,17 +20,36 @@ The scorer is bit-exact with ``hql``'s ``lexical`` matcher:
 5. Per bucket weight ``1 + ln(count)``; L2-normalise (a zero vector stays zero).
 6. The score of a query against a text is the dot product of their vectors.
 
+``LexicalIndex`` holds what both lexical arms need for one snapshot of a vault,
+built once: the vocabulary, per-card term counts, the hashbag matrix (one row
+per card, each row bit-for-bit the scalar ``hashbag_vector``) and the ``bm25``
+inverted index (postings with their precomputed term weights).
+
+* ``hashbag_scores(query)`` is one matrix-vector product; the positions that
+  can reach the requested cut are then rescored with sequential sums
+  (``exact_hashbag``) so every score shown equals ``hashbag_score`` bit for bit.
+* ``bm25_scores(query)`` is Okapi BM25 (``k1 = 1.2``, ``b = 0.75``,
+  ``idf = ln(1 + (N - n + 0.5) / (n + 0.5))``) over the same tokens, summed over
+  the query's tokens with their repeats; its model id is ``hqltui.bm25.v1``.
+
 Only ``numpy`` and ``regex`` are needed: no Textual, no torch.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
+from collections.abc import Sequence
 
 import numpy as np
 import regex
 
 __all__ = [
+    "BM25_B",
+    "BM25_K1",
+    "BM25_MODEL",
+    "BM25_REVISION",
+    "LexicalIndex",
     "FNV_OFFSET_BASIS",
     "FNV_PRIME",
     "HASHBAG_DIMENSIONS",
@@ -47,6 +66,11 @@ __all__ = [
 HASHBAG_MODEL = "hql.hashbag.v1"
 HASHBAG_REVISION = "0.1.0"
 HASHBAG_DIMENSIONS = 256
+
+BM25_MODEL = "hqltui.bm25.v1"
+BM25_REVISION = "0.1.0"
+BM25_K1 = 1.2
+BM25_B = 0.75
 
 FNV_OFFSET_BASIS = 0xCBF29CE484222325
 FNV_PRIME = 0x100000001B3
@@ -117,3 +141,101 @@ def hashbag_score(query: str, text: str) -> float:
     product instead and agree to within a few ulps.
     """
     return dot(hashbag_vector(query), hashbag_vector(text))
+
+
+# ------------------------------------------------------------- one snapshot's index
+
+
+def _log_weights(max_count: int) -> np.ndarray:
+    """``1 + ln(c)`` for every count up to ``max_count`` (0 for 0), via ``math.log``."""
+    table = np.zeros(max_count + 1, dtype=np.float64)
+    for c in range(1, max_count + 1):
+        table[c] = 1.0 + math.log(c)
+    return table
+
+
+class LexicalIndex:
+    """Both lexical arms' structures for a list of texts (aligned with the card order)."""
+
+    _CHUNK = 4096  # cards per block when filling the hashbag matrix
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        vocab: dict[str, int] = {}
+        term_ids: list[int] = []
+        tfs: list[int] = []
+        doc_ptr = [0]
+        doc_len: list[int] = []
+        for text in texts:
+            toks = tokens(text)
+            counts = Counter(toks)
+            doc_len.append(len(toks))
+            term_ids.extend([vocab.setdefault(t, len(vocab)) for t in counts])
+            tfs.extend(counts.values())
+            doc_ptr.append(len(term_ids))
+        n = len(doc_len)
+        self.size = n
+        self.vocab = vocab
+        terms = np.asarray(term_ids, dtype=np.int64)
+        tf = np.asarray(tfs, dtype=np.int64)
+        ptr = np.asarray(doc_ptr, dtype=np.int64)
+        docs = np.repeat(np.arange(n, dtype=np.int64), np.diff(ptr))
+        self.doc_len = np.asarray(doc_len, dtype=np.float64)
+
+        # hashbag: counts per (card, bucket), damped, normalised exactly as the scalar code
+        buckets = np.fromiter((bucket(t) for t in vocab), dtype=np.int64, count=len(vocab))
+        self.hashbag = np.zeros((n, HASHBAG_DIMENSIONS), dtype=np.float64)
+        table = _log_weights(int(tf.max()) if tf.size else 0)
+        for start in range(0, n, self._CHUNK):
+            stop = min(n, start + self._CHUNK)
+            lo, hi = int(ptr[start]), int(ptr[stop])
+            flat = (docs[lo:hi] - start) * HASHBAG_DIMENSIONS + buckets[terms[lo:hi]]
+            counts = np.bincount(flat, weights=tf[lo:hi], minlength=(stop - start) * 256)
+            weights = table[counts.astype(np.int64)].reshape(stop - start, HASHBAG_DIMENSIONS)
+            # np.cumsum adds left to right, one term at a time: the scalar code's order.
+            norms = np.sqrt(np.cumsum(weights * weights, axis=1)[:, -1])
+            nonzero = norms > 0.0
+            weights[nonzero] /= norms[nonzero, None]
+            self.hashbag[start:stop] = weights
+
+        # bm25: postings grouped by term, documents ascending within a term
+        order = np.argsort(terms, kind="stable")
+        self.post_docs = docs[order].astype(np.int32)
+        post_tf = tf[order].astype(np.float64)
+        df = np.bincount(terms, minlength=len(vocab))
+        self.term_ptr = np.concatenate(([0], np.cumsum(df))).astype(np.int64)
+        self.df = df
+        idf = np.log1p((n - df + 0.5) / (df + 0.5))
+        avgdl = float(self.doc_len.mean()) if n and self.doc_len.sum() > 0 else 1.0
+        self.avgdl = avgdl
+        dl = self.doc_len[self.post_docs]
+        norm = BM25_K1 * (1.0 - BM25_B + BM25_B * dl / avgdl)
+        self.post_weight = np.repeat(idf, df) * (post_tf * (BM25_K1 + 1.0)) / (post_tf + norm)
+
+    # -- hashbag ------------------------------------------------------------
+
+    def hashbag_scores(self, query: str) -> np.ndarray:
+        """Every card's hashbag score, by one matrix-vector product (within ~1e-15)."""
+        q = hashbag_vector(query)
+        if not q.any():
+            return np.zeros(self.size, dtype=np.float64)
+        return self.hashbag @ q
+
+    def exact_hashbag(self, query: str, positions: np.ndarray) -> np.ndarray:
+        """Scores of the cards at ``positions``, summed in bucket order: bit-exact."""
+        q = hashbag_vector(query)
+        if positions.size == 0:
+            return np.zeros(0, dtype=np.float64)
+        return np.cumsum(self.hashbag[positions] * q, axis=1)[:, -1]
+
+    # -- bm25 ---------------------------------------------------------------
+
+    def bm25_scores(self, query: str) -> np.ndarray:
+        """Every card's BM25 score for ``query`` (0 where no query token occurs)."""
+        scores = np.zeros(self.size, dtype=np.float64)
+        for term, times in Counter(tokens(query)).items():
+            tid = self.vocab.get(term)
+            if tid is None:
+                continue
+            lo, hi = self.term_ptr[tid], self.term_ptr[tid + 1]
+            scores[self.post_docs[lo:hi]] += times * self.post_weight[lo:hi]
+        return scores

@@ -1,0 +1,98 @@
+"""Hybrid retrieval: weighted reciprocal rank fusion of a lexical arm and semantic.
+
+``score(card) = Σ_arm weight_arm / (k + rank_arm(card))`` over the arms that
+selected the card, with 1-based ranks inside each arm's window.
+
+* Each window is a fixed number (``[search] window``), never derived from the
+  result limit, so asking for more results never reorders the first ones
+  (RFC 0048's law 3). The window is cut with the shared rank order, so ties
+  straddling its edge are decided by card name.
+* Fused ties break by card name (the shared rank order again).
+* Every hit carries each arm's ``ArmScore(rank, score)``, or ``None`` where
+  that arm did not select the card.
+* A refused arm makes hybrid refuse with the same message (never a quiet
+  single-arm answer); the arms' warnings (stale, absent, orphan) carry over.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hqltui.core.ranking import ArmScore, Hit, Ranking, Refusal, Retrieval, Warning, rank_indices
+
+FUSION = "rrf"
+MODEL = "hqltui.rrf.v1"
+REVISION = "0.1.0"
+
+
+@dataclass(frozen=True)
+class ArmScores:
+    """One arm's scores over every card (aligned with the names), before any cut."""
+
+    arm: str
+    scores: np.ndarray | None
+    retrieval: Retrieval | None
+    warnings: tuple[Warning, ...] = ()
+    refusal: Refusal | None = None
+
+
+def fuse(
+    arms: list[ArmScores],
+    names: list[str] | tuple[str, ...],
+    *,
+    query: str,
+    k: float,
+    weights: dict[str, float],
+    window: int,
+    limit: int | None,
+) -> Ranking:
+    """The hybrid ranking of ``arms`` (scores aligned with ``names``, sorted by name)."""
+    warnings = tuple(w for arm in arms for w in arm.warnings)
+    windows = {arm.arm: window for arm in arms}
+    retrieval = Retrieval(
+        arm="hybrid",
+        query=query,
+        index=" + ".join(a.retrieval.index for a in arms if a.retrieval is not None),
+        model=MODEL,
+        revision=REVISION,
+        metric="reciprocal rank",
+        approximate=any(a.retrieval.approximate for a in arms if a.retrieval is not None),
+        query_vector_source=next(
+            (a.retrieval.query_vector_source for a in arms if a.arm == "semantic" and a.retrieval),
+            None,
+        ),
+        fusion=FUSION,
+        k=k,
+        weights={arm.arm: float(weights[arm.arm]) for arm in arms},
+        windows=windows,
+        arms=tuple(a.retrieval for a in arms if a.retrieval is not None),
+    )
+    for arm in arms:
+        if arm.refusal is not None:
+            return Ranking(retrieval=retrieval, warnings=warnings, refusal=arm.refusal)
+    fused = np.zeros(len(names), dtype=np.float64)
+    selected: list[dict[int, ArmScore]] = []
+    for arm in arms:
+        assert arm.scores is not None
+        chosen, _ = rank_indices(arm.scores, window)
+        ranks = np.arange(1, chosen.size + 1, dtype=np.float64)
+        fused[chosen] += weights[arm.arm] / (k + ranks)
+        selected.append(
+            {
+                int(i): ArmScore(r, float(arm.scores[i]))
+                for r, i in enumerate(chosen.tolist(), start=1)
+            }
+        )
+    order, total = rank_indices(fused, limit)
+    hits = tuple(
+        Hit(
+            card=str(names[i]),
+            score=float(fused[i]),
+            rank=r,
+            arms={arm.arm: sel.get(i) for arm, sel in zip(arms, selected, strict=True)},
+        )
+        for r, i in enumerate(order.tolist(), start=1)
+    )
+    return Ranking(hits=hits, retrieval=retrieval, warnings=warnings, total=total)

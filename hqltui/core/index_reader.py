@@ -1,0 +1,274 @@
+"""The semantic index reader: every refusal, the vector matrix, staleness per card.
+
+``open_index(vault, config) -> SemanticIndex | Refusal`` reads a schema-1 index
+(``producer.index`` is the one definition of the format; its constants and
+``unpack`` are used here) and checks, in this order, refusing at the first
+failure with a message and the command that fixes it:
+
+1. ``hql.toml`` names no ``[semantics] index`` (or its ``[semantics]`` table is
+   refused, e.g. a path outside the vault, directly or through a symlink);
+2. the file cannot be opened as SQLite (missing, garbage);
+3. ``index_meta`` cannot be read; 4. its schema is not 1;
+5. it was built for another vault (the recorded vault's last component must
+   equal the vault directory's name, or the recorded string the root as given);
+6. ``model`` names no model (or more than one); 7. dimensions outside 1..8192;
+8. ``normalized = 0``; 9. a metric other than ``cosine``;
+10. the ``card`` table cannot be walked; 11. any card blob is not
+    ``dimensions * 4`` bytes.
+
+A ``SemanticIndex`` holds the card vectors as one contiguous float32 matrix
+with a row per vault card (in the vault's name order; all-zero rows for cards
+absent from the index), the stored query vectors (blobs, checked when used),
+and the per-card status: ``fresh``, ``stale`` (content hash differs; still
+scored) or ``missing``; index rows whose card left the vault are ``orphans``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import numpy as np
+
+from hqltui.core.ranking import Refusal, Warning
+from producer.config import Config
+from producer.index import MAX_DIMENSIONS, METRIC, SCHEMA_VERSION, StoreError, connect_readonly
+from producer.index import unpack as unpack_vectors
+from producer.vault import Vault
+
+BUILD = "hql-semantics build"
+
+
+def shell_quote(text: str) -> str:
+    """``text`` in double quotes, safe to paste into a POSIX shell."""
+    escaped = "".join("\\" + ch if ch in '"\\$`' else ch for ch in text)
+    return f'"{escaped}"'
+
+
+def build_command(vault: Vault, index: str | None, queries: tuple[str, ...] = ()) -> str:
+    """The producer command that (re)builds this vault's index."""
+    root = vault.root.as_posix()
+    out = f"{root}/{index}" if index else f"{root}/.hql/index.sqlite"
+    parts = [BUILD, "--vault", shell_quote(root) if " " in root else root, "--out"]
+    parts.append(shell_quote(out) if " " in out else out)
+    for text in queries:
+        parts += ["--query", shell_quote(text)]
+    return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class SemanticIndex:
+    path: str  # the vault root joined with the configured relative path, as given
+    model: str
+    revision: str
+    dimensions: int
+    metric: str
+    built_at: str
+    built_for: str
+    tool_version: str
+    matrix: np.ndarray  # (cards, dimensions) float32, C-contiguous, vault order
+    present: np.ndarray  # bool per vault card: has an index row
+    stale: np.ndarray  # bool per vault card: row present, content hash differs
+    queries: dict[str, bytes]
+    stale_names: tuple[str, ...]
+    missing_names: tuple[str, ...]
+    orphan_names: tuple[str, ...]
+    fix: str  # the build command for this vault and index
+
+    @property
+    def fresh_count(self) -> int:
+        return int(self.present.sum()) - len(self.stale_names)
+
+    def status(self, position: int) -> str:
+        if not self.present[position]:
+            return "missing"
+        return "stale" if self.stale[position] else "fresh"
+
+    def warnings(self) -> tuple[Warning, ...]:
+        """Stale cards one by one, absent cards counted once, orphans listed once."""
+        out = [
+            Warning(
+                "stale",
+                f"`{name}` has changed since the index was built; its semantic score "
+                f"describes the old text (rebuild: {BUILD})",
+                (name,),
+            )
+            for name in self.stale_names
+        ]
+        n = len(self.missing_names)
+        if n:
+            noun = "1 card is" if n == 1 else f"{n} cards are"
+            out.append(
+                Warning(
+                    "absent",
+                    f"{noun} absent from the index, so left out of the semantic ranking "
+                    f"(rebuild: {BUILD})",
+                    self.missing_names,
+                )
+            )
+        n = len(self.orphan_names)
+        if n:
+            noun = "1 index row names a card" if n == 1 else f"{n} index rows name cards"
+            shown = ", ".join(f"`{x}`" for x in self.orphan_names[:5])
+            more = f" and {n - 5} more" if n > 5 else ""
+            out.append(
+                Warning(
+                    "orphan",
+                    f"{noun} no longer in the vault: {shown}{more} (rebuild: {BUILD})",
+                    self.orphan_names,
+                )
+            )
+        return tuple(out)
+
+
+def same_vault(recorded: str, root: Path) -> bool:
+    """SPEC §5: equal strings, or the recorded last component names the vault directory."""
+    if recorded == str(root) or recorded == root.as_posix():
+        return True
+    last = PurePosixPath(recorded.replace("\\", "/")).name
+    return bool(last) and last == root.resolve().name
+
+
+def open_index(vault: Vault, config: Config) -> SemanticIndex | Refusal:
+    """Read the vault's configured index, or say why it cannot be used."""
+    fix = build_command(vault, config.index)
+    if "semantics" in config.errors:
+        return Refusal(config.errors["semantics"], f"edit [semantics] in {config.file.name}")
+    if config.index is None:
+        return Refusal(
+            "semantic search needs an index: name one with `[semantics] index` in hql.toml "
+            f"and build it with `{BUILD}`",
+            fix,
+        )
+    display = f"{vault.root.as_posix()}/{config.index}"
+    file = vault.root / config.index
+    root_real = vault.root.resolve()
+    if not file.resolve().is_relative_to(root_real):  # a symlink swapped in since config load
+        return Refusal(f"the configured index `{config.index}` is outside the vault", fix)
+    try:
+        conn = connect_readonly(file)
+    except StoreError as exc:
+        return Refusal(f"the index `{display}` cannot be read ({_reason(exc)}): build it", fix)
+    try:
+        return _read(conn, vault, config, display, fix)
+    except sqlite3.DatabaseError as exc:  # e.g. corruption found part-way
+        return Refusal(f"the index `{display}` cannot be read ({exc}): build it", fix)
+    finally:
+        conn.close()
+
+
+def _reason(exc: StoreError) -> str:
+    text = str(exc)
+    if "(" in text and text.endswith(")"):
+        return text[text.index("(") + 1 : -1]
+    return text.split(": ", 1)[-1]
+
+
+def _read(
+    conn: sqlite3.Connection, vault: Vault, config: Config, display: str, fix: str
+) -> SemanticIndex | Refusal:
+    try:
+        meta = conn.execute(
+            "SELECT schema_version, vault, built_at, tool_version FROM index_meta"
+        ).fetchone()
+        if meta is None:
+            raise sqlite3.OperationalError("index_meta has no row")
+    except sqlite3.Error as exc:
+        return Refusal(f"the index has no readable metadata: {exc}", fix)
+    version, built_for, built_at, tool = meta
+    if version != SCHEMA_VERSION:
+        return Refusal(
+            f"unknown index schema: {version}, and this reader knows {SCHEMA_VERSION}", fix
+        )
+    if not isinstance(built_for, str) or not same_vault(built_for, vault.root):
+        return Refusal(
+            f"the index was built for `{built_for}` and this vault is "
+            f"`{vault.root.as_posix()}`: rebuild it for this vault",
+            fix,
+        )
+    try:
+        rows = conn.execute(
+            "SELECT id, revision, dimensions, metric, normalized FROM model"
+        ).fetchall()
+        if not rows:
+            raise sqlite3.OperationalError("the model table is empty")
+        if len(rows) > 1:
+            raise sqlite3.OperationalError(f"the model table has {len(rows)} rows, not one")
+    except sqlite3.Error as exc:
+        return Refusal(f"the index names no model: {exc}", fix)
+    model_id, revision, dims, metric, normalized = rows[0]
+    if isinstance(dims, bool) or not isinstance(dims, int) or not 0 < dims <= MAX_DIMENSIONS:
+        return Refusal(
+            f"the index declares {dims} dimensions, and this reader reads 1 to "
+            f"{MAX_DIMENSIONS}",
+            fix,
+        )
+    if normalized == 0:
+        return Refusal(
+            "the index declares its vectors are not normalized; scores are dot products, "
+            "which equal cosine only for unit vectors: rebuild it",
+            fix,
+        )
+    if metric != METRIC:
+        return Refusal(
+            f"the index declares the metric `{metric}`, and this reader computes `{METRIC}`",
+            fix,
+        )
+    try:
+        card_rows = conn.execute("SELECT name, content_hash, embedding FROM card").fetchall()
+    except sqlite3.Error as exc:
+        return Refusal(f"the index has no readable cards: {exc}", fix)
+    width = dims * 4
+    for name, _, blob in card_rows:
+        size = len(blob) if isinstance(blob, bytes | bytearray | memoryview) else -1
+        if size != width:
+            shown = f"a {size}-byte vector" if size >= 0 else "no vector blob"
+            return Refusal(f"`{name}` has {shown} where {width} bytes were declared", fix)
+    try:
+        queries = {
+            text: bytes(blob)
+            for text, blob in conn.execute("SELECT text, embedding FROM query")
+            if isinstance(text, str) and isinstance(blob, bytes | bytearray | memoryview)
+        }
+    except sqlite3.Error:
+        queries = {}  # no query table: every query needs a live vector or a rebuild
+
+    position = {card.name: i for i, card in enumerate(vault.cards)}
+    n = len(vault.cards)
+    matrix = np.zeros((n, dims), dtype=np.float32)
+    present = np.zeros(n, dtype=bool)
+    stale = np.zeros(n, dtype=bool)
+    rows_at: list[int] = []
+    blobs: list[bytes] = []
+    orphans: list[str] = []
+    for name, content_hash, blob in card_rows:
+        i = position.get(name)
+        if i is None:
+            orphans.append(str(name))
+            continue
+        rows_at.append(i)
+        blobs.append(bytes(blob))
+        present[i] = True
+        stale[i] = content_hash != vault.cards[i].content_hash
+    if blobs:
+        matrix[np.asarray(rows_at)] = unpack_vectors(b"".join(blobs)).reshape(len(blobs), dims)
+    names = [card.name for card in vault.cards]
+    return SemanticIndex(
+        path=display,
+        model=str(model_id),
+        revision=str(revision),
+        dimensions=dims,
+        metric=str(metric),
+        built_at=str(built_at),
+        built_for=built_for,
+        tool_version=str(tool),
+        matrix=matrix,
+        present=present,
+        stale=stale,
+        queries=queries,
+        stale_names=tuple(names[i] for i in np.flatnonzero(stale).tolist()),
+        missing_names=tuple(names[i] for i in np.flatnonzero(~present).tolist()),
+        orphan_names=tuple(sorted(orphans)),
+        fix=fix,
+    )

@@ -1,0 +1,284 @@
+"""The shapes every retrieval arm returns, and the one rank order.
+
+Public API (stable; the app and the commands build on it):
+
+``Warning(kind, message, cards=())``
+    Something the user must see but that does not stop a ranking. ``kind`` is
+    one of ``WARNING_KINDS``: ``stale`` (a card's text changed since the index
+    was built; ``cards`` names it), ``absent`` (cards with no index row, counted
+    in one warning; ``cards`` lists them), ``orphan`` (index rows for cards no
+    longer in the vault), ``loader`` (a document skipped, or the vault is not an
+    HMD vault), ``config`` (a table of ``hql.toml`` is refused), ``link`` (an
+    unresolved ``[[link]]`` or relation), ``embedder`` (live query embedding is
+    unavailable, and why).
+
+``Refusal(message, fix)``
+    An arm that cannot answer honestly. ``fix`` is the command (or app action)
+    that removes the cause, e.g. ``hql-semantics build --query "…"``. A refused
+    ranking has no hits; it never falls back to another arm.
+
+``Retrieval``
+    What ran: ``arm`` (``hashbag``, ``bm25``, ``semantic``, ``hybrid``),
+    ``query``, ``index`` (vault root for lexical arms, the index file for
+    semantic), ``model``, ``revision``, ``metric``, ``approximate`` (always
+    ``False`` here: every arm scores every card exactly), and
+    ``query_vector_source`` (semantic: ``index`` for the index's ``query``
+    table, ``live:local`` or ``live:http`` for a live embedding with the index's
+    own model and revision; lexical arms: ``text``). For hybrid also ``fusion``
+    (``rrf``), ``k``, ``weights`` and ``windows`` (arm name → number) and
+    ``arms`` (each fused arm's own ``Retrieval``). ``to_json()`` gives the
+    documented JSON object.
+
+``Hit(card, score, rank, arms)``
+    ``card`` is the card's name (look the card up with ``Session.card(name)``),
+    ``rank`` is 1-based. ``arms`` is empty for a single-arm ranking; for hybrid
+    it maps every fused arm's name to ``ArmScore(rank, score)``, or to ``None``
+    where that arm did not select the card within its window.
+
+``Ranking(hits, retrieval, warnings, refusal, total)``
+    ``hits`` best first (at most the requested limit), ``total`` the number of
+    cards with a score above zero before the limit was applied. Exactly one of
+    "has a refusal" and "answered" holds; ``ok`` tells which.
+
+``rank(scores, names, limit=None, *, key=None) -> (hits, total)``
+    THE rank order: scores above zero only (``0``, negatives and NaN are "no
+    evidence" and are dropped), score descending, ties by card name ascending.
+    ``scores`` is a float array aligned with ``names``. ``key`` is an integer
+    array giving each position's place in name order; omit it when ``names``
+    is already sorted (a ``Session``'s cards always are). Only the top ``limit``
+    become ``Hit`` objects. ``rank_indices`` returns the positions instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+
+__all__ = [
+    "ARMS",
+    "LEXICAL_ARMS",
+    "WARNING_KINDS",
+    "ArmScore",
+    "Hit",
+    "Ranking",
+    "Refusal",
+    "Retrieval",
+    "Warning",
+    "name_key",
+    "rank",
+    "rank_indices",
+    "refine",
+]
+
+LEXICAL_ARMS = ("bm25", "hashbag")
+ARMS = ("hashbag", "bm25", "semantic", "hybrid")
+WARNING_KINDS = ("stale", "absent", "orphan", "loader", "config", "link", "embedder")
+
+
+@dataclass(frozen=True)
+class Warning:  # noqa: A001 - the project's own word for it; builtins.Warning is unused here
+    kind: str
+    message: str
+    cards: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "message": self.message, "cards": list(self.cards)}
+
+
+@dataclass(frozen=True)
+class Refusal:
+    message: str
+    fix: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"message": self.message, "fix": self.fix}
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    arm: str
+    query: str
+    index: str
+    model: str
+    revision: str
+    metric: str
+    approximate: bool = False
+    query_vector_source: str | None = None
+    fusion: str | None = None
+    k: float | None = None
+    weights: Mapping[str, float] | None = None
+    windows: Mapping[str, int] | None = None
+    arms: tuple[Retrieval, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "arm": self.arm,
+            "query": self.query,
+            "index": self.index,
+            "model": self.model,
+            "revision": self.revision,
+            "metric": self.metric,
+            "approximate": self.approximate,
+            "query_vector_source": self.query_vector_source,
+        }
+        if self.fusion is not None:
+            out["fusion"] = self.fusion
+            out["k"] = self.k
+            out["weights"] = dict(self.weights or {})
+            out["windows"] = dict(self.windows or {})
+            out["arms"] = [arm.to_json() for arm in self.arms]
+        return out
+
+
+class ArmScore(NamedTuple):
+    rank: int
+    score: float
+
+
+@dataclass(frozen=True)
+class Hit:
+    card: str
+    score: float
+    rank: int
+    arms: Mapping[str, ArmScore | None] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"card": self.card, "score": self.score, "rank": self.rank}
+        if self.arms:
+            out["arms"] = {
+                name: None if a is None else {"rank": a.rank, "score": a.score}
+                for name, a in self.arms.items()
+            }
+        return out
+
+
+@dataclass(frozen=True)
+class Ranking:
+    hits: tuple[Hit, ...] = ()
+    retrieval: Retrieval | None = None
+    warnings: tuple[Warning, ...] = ()
+    refusal: Refusal | None = None
+    total: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.refusal is None
+
+    def hit(self, card: str) -> Hit | None:
+        """The hit for ``card`` if it made the cut."""
+        for h in self.hits:
+            if h.card == card:
+                return h
+        return None
+
+    def names(self) -> list[str]:
+        return [h.card for h in self.hits]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "hits": [h.to_json() for h in self.hits],
+            "total": self.total,
+            "retrieval": None if self.retrieval is None else self.retrieval.to_json(),
+            "warnings": [w.to_json() for w in self.warnings],
+            "refusal": None if self.refusal is None else self.refusal.to_json(),
+        }
+
+    @classmethod
+    def refused(
+        cls,
+        refusal: Refusal,
+        retrieval: Retrieval | None = None,
+        warnings: Sequence[Warning] = (),
+    ) -> Ranking:
+        return cls(retrieval=retrieval, warnings=tuple(warnings), refusal=refusal)
+
+
+# ------------------------------------------------------------------ the rank order
+
+
+def name_key(names: Sequence[str] | np.ndarray) -> np.ndarray:
+    """Each position's place in name order (for ``names`` that are not sorted)."""
+    order = sorted(range(len(names)), key=names.__getitem__)
+    key = np.empty(len(names), dtype=np.int64)
+    key[np.asarray(order, dtype=np.int64)] = np.arange(len(names), dtype=np.int64)
+    return key
+
+
+def rank_indices(
+    scores: np.ndarray, limit: int | None = None, *, key: np.ndarray | None = None
+) -> tuple[np.ndarray, int]:
+    """Positions of the top ``limit`` scores above zero in rank order, and how many were > 0.
+
+    Ties are decided by ``key`` ascending (default: the position itself, i.e.
+    the names are sorted). Exact at the cut: every score equal to the
+    ``limit``-th best is kept until the tie is ordered by name, then cut.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    positions = np.flatnonzero(scores > 0.0)  # NaN compares False: dropped too
+    total = int(positions.size)
+    if limit is not None and limit <= 0:
+        return positions[:0], total
+    values = scores[positions]
+    if limit is not None and limit < total:
+        # The limit-th largest value; keep everything at least that large, so a
+        # tie straddling the cut is decided by name below, not by partition order.
+        kth = np.partition(values, total - limit)[total - limit]
+        keep = values >= kth
+        positions = positions[keep]
+        values = values[keep]
+    ties = positions if key is None else np.asarray(key)[positions]
+    order = np.lexsort((ties, -values))  # last key is primary: score desc, then name
+    chosen = positions[order]
+    if limit is not None:
+        chosen = chosen[:limit]
+    return chosen, total
+
+
+def rank(
+    scores: np.ndarray,
+    names: Sequence[str] | np.ndarray,
+    limit: int | None = None,
+    *,
+    key: np.ndarray | None = None,
+) -> tuple[tuple[Hit, ...], int]:
+    """``Hit`` objects for the top ``limit`` (see ``rank_indices``), and the total above zero."""
+    chosen, total = rank_indices(scores, limit, key=key)
+    values = np.asarray(scores, dtype=np.float64)
+    hits = tuple(
+        Hit(card=str(names[i]), score=float(values[i]), rank=r)
+        for r, i in enumerate(chosen.tolist(), start=1)
+    )
+    return hits, total
+
+
+def refine(
+    approx: np.ndarray,
+    exact: Callable[[np.ndarray], np.ndarray],
+    cut: int | None,
+    tolerance: float,
+) -> np.ndarray:
+    """Scores that are exact wherever they can decide a ranking cut at ``cut``.
+
+    ``approx`` comes from one fast vectorised pass whose error is below
+    ``tolerance``; ``exact(positions)`` recomputes chosen positions exactly.
+    Every position that could reach the top ``cut`` (or whose sign is in
+    doubt) is recomputed, so ``rank(refined, names, limit)`` for any
+    ``limit <= cut`` equals the ranking of the exact scores.
+    """
+    approx = np.asarray(approx, dtype=np.float64)
+    positive = approx > tolerance
+    threshold = -tolerance
+    if cut is not None and cut > 0 and int(positive.sum()) > cut:
+        values = approx[positive]
+        threshold = np.partition(values, values.size - cut)[values.size - cut] - tolerance
+    elif cut is not None and cut <= 0:
+        threshold = np.inf
+    doubtful = (approx >= threshold) | (np.abs(approx) <= tolerance)
+    positions = np.flatnonzero(doubtful)
+    out = approx.copy()
+    if positions.size:
+        out[positions] = exact(positions)
+    return out

@@ -1,0 +1,369 @@
+"""A snapshot of one vault and its index, serving every query of a process.
+
+Public API (stable; the app and the commands build on it):
+
+``Session.load(root, *, clock=None, cache_dir=None) -> Session``
+    Reads the vault (through the parse cache in ``cache_dir``, default the
+    user cache directory), ``hql.toml``, the semantic index and the lexical
+    structures, once. Raises ``NotADirectoryError`` when ``root`` is not a
+    directory; every other problem becomes a warning or a refusal. ``clock``
+    (a callable returning an aware ``datetime``) dates the snapshot and ages
+    the index; tests inject it.
+
+``session.query(text, *, lexical=None, limit=None, live=False) -> Answer``
+    ``Answer(query, lexical, semantic, hybrid)``: three ``Ranking``s of this one
+    snapshot. ``lexical`` picks the lexical arm (``bm25`` or ``hashbag``;
+    default ``[search] lexical``) and is the arm hybrid fuses; ``limit`` defaults
+    to ``[search] limit``; ``live=True`` allows a live query embedding through
+    the configured ``http`` embedder (text leaves the machine). A blank query
+    gives three empty rankings.
+
+``session.rank(text, arm, *, limit=None, live=False) -> Ranking``
+    One arm alone: ``hashbag``, ``bm25``, ``semantic`` or ``hybrid``.
+
+``session.reload() -> Session``
+    A new snapshot (vault and index read again and swapped together); the old
+    session stays valid for whoever still holds it. Live embedders are shared.
+
+``session.card(name) -> Card``, ``session.names``, ``session.vault``,
+``session.config``, ``session.search`` (the ``[search]`` settings),
+``session.loaded_at``.
+
+``session.card_status(name) -> "fresh" | "stale" | "missing"``
+    The card's state in the semantic index (``missing`` also when there is no
+    usable index). ``KeyError`` for a name that is not a card.
+
+``session.index_summary() -> IndexSummary``
+    ``state`` (``ok`` | ``none`` | ``refused``), ``path``, ``fresh``, ``stale``,
+    ``missing``, ``orphan`` counts, ``model``, ``revision``, ``built_at``,
+    ``age`` (a ``timedelta`` by the clock, or ``None``), ``refusal``.
+
+``session.warnings -> tuple[Warning, ...]``
+    Everything the warnings strip shows: loader warnings and the not-an-HMD-vault
+    notice (``loader``), refused ``hql.toml`` tables (``config``), unresolved
+    links and relations (``link``), and the index's ``stale`` / ``absent`` /
+    ``orphan`` warnings — or its refusal, as a ``config`` warning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+
+from hqltui.core import hybrid
+from hqltui.core.hybrid import ArmScores
+from hqltui.core.index_reader import SemanticIndex, open_index
+from hqltui.core.lexical import (
+    BM25_MODEL,
+    BM25_REVISION,
+    HASHBAG_MODEL,
+    HASHBAG_REVISION,
+    LexicalIndex,
+)
+from hqltui.core.ranking import LEXICAL_ARMS, Ranking, Refusal, Retrieval, Warning, rank, refine
+from hqltui.core.semantic import LiveEmbedders, query_vector, semantic_scores
+from producer.config import Config, SearchConfig, load_config
+from producer.parse_cache import ParseCache
+from producer.vault import Card, Vault, load_vault
+
+__all__ = ["Answer", "IndexSummary", "Session"]
+
+Clock = Callable[[], datetime]
+HASHBAG_TOLERANCE = 1e-12
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class Answer:
+    query: str
+    lexical: Ranking
+    semantic: Ranking
+    hybrid: Ranking
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "query": self.query,
+            "lexical": self.lexical.to_json(),
+            "semantic": self.semantic.to_json(),
+            "hybrid": self.hybrid.to_json(),
+        }
+
+
+@dataclass(frozen=True)
+class IndexSummary:
+    state: str  # "ok" | "none" | "refused"
+    path: str | None = None
+    fresh: int = 0
+    stale: int = 0
+    missing: int = 0
+    orphan: int = 0
+    model: str | None = None
+    revision: str | None = None
+    built_at: str | None = None
+    age: timedelta | None = None
+    refusal: Refusal | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "state": self.state,
+            "path": self.path,
+            "fresh": self.fresh,
+            "stale": self.stale,
+            "missing": self.missing,
+            "orphan": self.orphan,
+            "model": self.model,
+            "revision": self.revision,
+            "built_at": self.built_at,
+            "refusal": None if self.refusal is None else self.refusal.to_json(),
+        }
+
+
+@dataclass
+class Session:
+    root: Path
+    vault: Vault
+    config: Config
+    lexical_index: LexicalIndex
+    index: SemanticIndex | None
+    index_refusal: Refusal | None
+    loaded_at: datetime
+    clock: Clock = _now
+    cache_dir: Path | None = None
+    embedders: LiveEmbedders = field(default_factory=LiveEmbedders)
+    names: tuple[str, ...] = ()
+    _position: dict[str, int] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ loading
+
+    @classmethod
+    def load(
+        cls,
+        root: str | Path,
+        *,
+        clock: Clock | None = None,
+        cache_dir: str | Path | None = None,
+        embedders: LiveEmbedders | None = None,
+    ) -> Session:
+        root = Path(root)
+        clock = clock or _now
+        cache_path = Path(cache_dir) if cache_dir is not None else None
+        vault = load_vault(root, cache=ParseCache(root, cache_path))
+        config = load_config(root)
+        lexical_index = LexicalIndex([card.text for card in vault.cards])
+        opened = open_index(vault, config)
+        index, refusal = (None, opened) if isinstance(opened, Refusal) else (opened, None)
+        names = tuple(card.name for card in vault.cards)
+        return cls(
+            root=root,
+            vault=vault,
+            config=config,
+            lexical_index=lexical_index,
+            index=index,
+            index_refusal=refusal,
+            loaded_at=clock(),
+            clock=clock,
+            cache_dir=cache_path,
+            embedders=embedders or LiveEmbedders(),
+            names=names,
+            _position={name: i for i, name in enumerate(names)},
+        )
+
+    def reload(self) -> Session:
+        return Session.load(
+            self.root, clock=self.clock, cache_dir=self.cache_dir, embedders=self.embedders
+        )
+
+    # ------------------------------------------------------------------ facts
+
+    @property
+    def search(self) -> SearchConfig:
+        return self.config.search
+
+    def card(self, name: str) -> Card:
+        return self.vault.by_name[name]
+
+    def card_status(self, name: str) -> str:
+        position = self._position[name]
+        return "missing" if self.index is None else self.index.status(position)
+
+    def index_summary(self) -> IndexSummary:
+        if self.index is None:
+            assert self.index_refusal is not None
+            state = "none" if self.config.index is None else "refused"
+            path = None if self.config.index is None else self.config.index
+            return IndexSummary(
+                state=state, path=path, missing=len(self.names), refusal=self.index_refusal
+            )
+        ix = self.index
+        age = None
+        try:
+            built = datetime.fromisoformat(ix.built_at)
+            if built.tzinfo is not None:
+                age = self.clock() - built
+        except ValueError:
+            pass
+        return IndexSummary(
+            state="ok",
+            path=ix.path,
+            fresh=ix.fresh_count,
+            stale=len(ix.stale_names),
+            missing=len(ix.missing_names),
+            orphan=len(ix.orphan_names),
+            model=ix.model,
+            revision=ix.revision,
+            built_at=ix.built_at,
+            age=age,
+        )
+
+    @property
+    def warnings(self) -> tuple[Warning, ...]:
+        out: list[Warning] = []
+        if self.vault.notice:
+            out.append(Warning("loader", self.vault.notice))
+        for message in self.vault.warnings:
+            kind = "link" if "Relation" in message and "resolve" in message else "loader"
+            out.append(Warning(kind, message))
+        for table, message in sorted(self.config.errors.items()):
+            if table == "semantics" and self.index_refusal is not None:
+                continue  # shown once, as the index refusal below
+            out.append(Warning("config", message))
+        for card, target in self.vault.unresolved():
+            out.append(
+                Warning("link", f"`{card}` links to `{target}`, which is not a card", (card,))
+            )
+        if self.index is not None:
+            out.extend(self.index.warnings())
+        elif self.index_refusal is not None:
+            out.append(Warning("config", f"semantic search is off: {self.index_refusal.message}"))
+        return tuple(out)
+
+    # ------------------------------------------------------------------ arms
+
+    def _lexical_retrieval(self, arm: str, text: str) -> Retrieval:
+        model, revision, metric = (
+            (HASHBAG_MODEL, HASHBAG_REVISION, "cosine")
+            if arm == "hashbag"
+            else (BM25_MODEL, BM25_REVISION, "bm25")
+        )
+        return Retrieval(
+            arm=arm,
+            query=text,
+            index=self.root.as_posix(),
+            model=model,
+            revision=revision,
+            metric=metric,
+            approximate=False,
+            query_vector_source="text",
+        )
+
+    def _lexical(self, arm: str, text: str, cut: int | None) -> ArmScores:
+        if arm == "hashbag":
+            scores = refine(
+                self.lexical_index.hashbag_scores(text),
+                lambda positions: self.lexical_index.exact_hashbag(text, positions),
+                cut,
+                HASHBAG_TOLERANCE,
+            )
+        elif arm == "bm25":
+            scores = self.lexical_index.bm25_scores(text)
+        else:
+            raise ValueError(f"unknown lexical arm `{arm}`; accepted: {', '.join(LEXICAL_ARMS)}")
+        return ArmScores(arm, scores, self._lexical_retrieval(arm, text))
+
+    def _semantic(self, text: str, cut: int | None, live: bool) -> ArmScores:
+        if self.index is None:
+            assert self.index_refusal is not None
+            return ArmScores("semantic", None, None, refusal=self.index_refusal)
+        ix = self.index
+        warnings = ix.warnings()
+        qv = query_vector(ix, self.vault, self.config, text, live=live, embedders=self.embedders)
+        retrieval = Retrieval(
+            arm="semantic",
+            query=text,
+            index=ix.path,
+            model=ix.model,
+            revision=ix.revision,
+            metric=ix.metric,
+            approximate=False,
+            query_vector_source=qv.source,
+        )
+        warnings = warnings + qv.warnings
+        if qv.refusal is not None or qv.vector is None:
+            return ArmScores("semantic", None, retrieval, warnings, qv.refusal)
+        return ArmScores("semantic", semantic_scores(ix, qv.vector, cut), retrieval, warnings)
+
+    def _ranking(self, scored: ArmScores, limit: int | None) -> Ranking:
+        if scored.refusal is not None or scored.scores is None:
+            return Ranking(
+                retrieval=scored.retrieval, warnings=scored.warnings, refusal=scored.refusal
+            )
+        hits, total = rank(scored.scores, self.names, limit)
+        return Ranking(hits, scored.retrieval, scored.warnings, None, total)
+
+    def _empty(self, arm: str, text: str) -> Ranking:
+        if arm in LEXICAL_ARMS:
+            return Ranking(retrieval=self._lexical_retrieval(arm, text))
+        return Ranking()
+
+    # ------------------------------------------------------------------ queries
+
+    def _limit(self, limit: int | None) -> int:
+        return self.search.limit if limit is None else max(0, int(limit))
+
+    def query(
+        self, text: str, *, lexical: str | None = None, limit: int | None = None, live: bool = False
+    ) -> Answer:
+        arm = lexical or self.search.lexical
+        limit = self._limit(limit)
+        if not text.strip():
+            return Answer(text, self._empty(arm, text), Ranking(), Ranking())
+        cut = max(limit, self.search.window)
+        lex = self._lexical(arm, text, cut)
+        sem = self._semantic(text, cut, live)
+        return Answer(
+            text,
+            self._ranking(lex, limit),
+            self._ranking(sem, limit),
+            self._fuse(text, lex, sem, limit),
+        )
+
+    def rank(self, text: str, arm: str, *, limit: int | None = None, live: bool = False) -> Ranking:
+        limit = self._limit(limit)
+        if arm == "hybrid":
+            return self.query(text, limit=limit, live=live).hybrid
+        if not text.strip():
+            return self._empty(arm, text)
+        if arm == "semantic":
+            return self._ranking(self._semantic(text, limit, live), limit)
+        return self._ranking(self._lexical(arm, text, limit), limit)
+
+    def _fuse(self, text: str, lex: ArmScores, sem: ArmScores, limit: int) -> Ranking:
+        s = self.search
+        weights = {lex.arm: s.weights.lexical, "semantic": s.weights.semantic}
+        return hybrid.fuse(
+            [lex, sem],
+            self.names,
+            query=text,
+            k=s.rrf_k,
+            weights=weights,
+            window=s.window,
+            limit=limit,
+        )
+
+    def scores(self, text: str, arm: str, *, live: bool = False) -> np.ndarray | Refusal:
+        """Every card's score for one single arm (aligned with ``names``), exact everywhere."""
+        if arm == "semantic":
+            scored = self._semantic(text, None, live)
+        else:
+            scored = self._lexical(arm, text, None)
+        if scored.refusal is not None or scored.scores is None:
+            assert scored.refusal is not None
+            return scored.refusal
+        return scored.scores
