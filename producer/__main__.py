@@ -1,0 +1,7 @@
+"""``python -m producer`` is ``hql-semantics``."""
+
+import sys
+
+from producer.cli import main
+
+sys.exit(main())

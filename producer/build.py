@@ -1,0 +1,385 @@
+"""``hql-semantics build``: embed a vault's cards (and queries) into the index.
+
+The pipeline emits events (plain dicts) through a callback; the CLI prints
+them as JSON lines (``--progress jsonl``) or as human lines. Events:
+
+* ``{"event": "warning", "message"}`` — a vault or reuse warning
+* ``{"event": "start", "cards", "total", "to_embed", "reused", "queries"}``
+* ``{"event": "progress", "done", "total", "elapsed"}`` — after each batch
+* ``{"event": "final", "embedded", "reused", "removed", "queries",
+  "queries_embedded", "cards", "out", "up_to_date", "model", "revision",
+  "dimensions", "provider"}``
+* ``{"event": "error", "message"}`` — emitted by the CLI on failure
+
+Order of work, and why:
+
+1. configuration and flags are merged and checked, and an ``http`` key
+   variable is looked up — before any card is read;
+2. the build lock beside the index is taken (a second build refuses at once);
+3. the model's identity (id, revision, width) is computed without loading it;
+4. the vault is read and compared with the previous index: a card whose name,
+   content hash, model and revision are unchanged keeps its stored bytes;
+5. when nothing changed, nothing is loaded or written ("up to date");
+6. otherwise only new or changed texts are embedded, and a fresh file is
+   written beside the index and renamed over it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+
+import numpy as np
+
+from producer.config import ConfigError, load_config
+from producer.embedders import (
+    Embedder,
+    EmbedderSpec,
+    EmbedError,
+    check_spec,
+    embed_texts,
+    identity,
+    open_embedder,
+)
+from producer.index import (
+    METRIC,
+    SCHEMA_VERSION,
+    TOOL_VERSION,
+    BuildLock,
+    CardRow,
+    IndexContents,
+    MetaRow,
+    ModelRow,
+    QueryRow,
+    StoreError,
+    is_unit,
+    pack,
+    pause_point,
+    read_index,
+    write_index,
+)
+from producer.vault import load_vault
+
+Event = dict[str, object]
+Emit = Callable[[Event], None]
+
+
+class BuildError(Exception):
+    """A build cannot proceed; the message is meant for the user."""
+
+
+@dataclass
+class BuildOptions:
+    vault: str
+    out: str | None = None
+    offline: bool = False
+    provider: str | None = None
+    model: str | None = None
+    revision: str | None = None
+    endpoint: str | None = None
+    api_key_env: str | None = None
+    dimensions: int | None = None
+    queries: list[str] = field(default_factory=list)
+    drop_queries: bool = False
+    built_at: str | None = None
+    full: bool = False
+    parse_cache: bool = False
+
+
+@dataclass
+class BuildResult:
+    out: Path
+    up_to_date: bool
+    cards: int
+    embedded: int
+    reused: int
+    removed: int
+    queries: int
+    queries_embedded: int
+    model: str
+    revision: str
+    dimensions: int
+    provider: str
+
+
+def vault_identity(argument: str) -> str:
+    """What ``index_meta.vault`` records for the ``--vault`` argument.
+
+    The argument in POSIX form when it is relative with no ``.`` or ``..``
+    component (``fixtures/birds``); otherwise the resolved directory's name.
+    Never an absolute path.
+    """
+    text = argument.replace(os.sep, "/")
+    parts = [p for p in text.split("/") if p]
+    if parts and not PurePosixPath(text).is_absolute() and not any(p in (".", "..") for p in parts):
+        return "/".join(parts)
+    return Path(argument).resolve().name
+
+
+def same_vault(recorded: str, root: str | os.PathLike[str]) -> bool:
+    """The resolved vault directory's name equals the recorded string's last component."""
+    last = [p for p in recorded.replace("\\", "/").split("/") if p]
+    return bool(last) and last[-1] == Path(root).resolve().name
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).replace(microsecond=0).isoformat()
+
+
+def resolve_out(options: BuildOptions, config) -> Path:  # noqa: ANN001
+    if options.out:
+        return Path(options.out)
+    config.require("semantics")
+    if config.index_path is None:
+        raise BuildError(
+            f"{options.vault}: name the index with --out, or with `[semantics] index` in hql.toml"
+        )
+    return config.index_path
+
+
+def resolve_spec(options: BuildOptions, config) -> EmbedderSpec:  # noqa: ANN001
+    config.require("semantics.embedder")
+    flags = {
+        "provider": options.provider,
+        "model": options.model,
+        "revision": options.revision,
+        "endpoint": options.endpoint,
+        "api_key_env": options.api_key_env,
+        "dimensions": options.dimensions,
+    }
+    resolved = config.embedder.resolve(**flags)
+    resolved.check()
+    return EmbedderSpec.merge(resolved, offline=options.offline)
+
+
+def build(
+    options: BuildOptions,
+    emit: Emit | None = None,
+    *,
+    embedder_factory: Callable[[EmbedderSpec], Embedder] | None = None,
+    environ: dict[str, str] | None = None,
+) -> BuildResult:
+    """Run one build. Raises ``BuildError``, ``ConfigError``, ``EmbedError`` or
+    ``StoreError`` (all with user-facing messages); the previous index is untouched
+    unless the build completes."""
+    emit = emit or (lambda event: None)
+    root = Path(options.vault)
+    if not root.is_dir():
+        raise BuildError(f"{options.vault}: not a directory")
+    config = load_config(root)
+    spec = resolve_spec(options, config)
+    check_spec(spec, environ)  # e.g. an unset key variable: before any card is read
+    out = resolve_out(options, config)
+    if out.is_dir():
+        raise BuildError(f"{out}: is a directory; name the index file")
+
+    with BuildLock(out):
+        return _build_locked(options, spec, out, emit, embedder_factory, environ)
+
+
+def _previous(out: Path, emit: Emit) -> IndexContents | None:
+    if not out.exists():
+        return None
+    try:
+        return read_index(out)
+    except StoreError as exc:
+        emit({"event": "warning", "message": f"{exc}; rebuilding it from scratch"})
+        return None
+
+
+def _build_locked(
+    options: BuildOptions,
+    spec: EmbedderSpec,
+    out: Path,
+    emit: Emit,
+    embedder_factory: Callable[[EmbedderSpec], Embedder] | None,
+    environ: dict[str, str] | None,
+) -> BuildResult:
+    model_id, revision, dims = identity(spec)
+
+    cache = None
+    if options.parse_cache:
+        from producer.parse_cache import ParseCache
+
+        cache = ParseCache(Path(options.vault))
+    try:
+        vault = load_vault(options.vault, cache=cache)
+    except (OSError, ValueError) as exc:
+        raise BuildError(f"{options.vault}: cannot be read: {exc}") from None
+    if vault.notice:
+        emit({"event": "warning", "message": vault.notice})
+    for warning in vault.warnings:
+        emit({"event": "warning", "message": warning})
+    if not vault.cards:
+        raise BuildError(f"{options.vault}: no documents")
+
+    previous = _previous(out, emit)
+    reusable = (
+        previous is not None
+        and not options.full
+        and previous.model.id == model_id
+        and previous.model.revision == revision
+        and (dims is None or previous.model.dimensions == dims)
+    )
+    if reusable and dims is None:
+        dims = previous.model.dimensions
+    stored_cards = {c.name: c for c in previous.cards} if reusable else {}
+    stored_queries = {q.text: q.embedding for q in previous.queries} if reusable else {}
+
+    def usable(blob: bytes) -> bool:
+        return dims is not None and len(blob) == dims * 4 and is_unit(blob)
+
+    card_blobs: dict[str, bytes] = {}
+    to_embed_cards = []
+    for card in vault.cards:
+        stored = stored_cards.get(card.name)
+        if (
+            stored is not None
+            and stored.content_hash == card.content_hash
+            and usable(stored.embedding)
+        ):
+            card_blobs[card.name] = stored.embedding
+        else:
+            to_embed_cards.append(card)
+
+    query_texts = set(options.queries)
+    if previous is not None and not options.drop_queries:
+        query_texts.update(q.text for q in previous.queries)
+    query_blobs: dict[str, bytes] = {}
+    to_embed_queries = []
+    for text in sorted(query_texts):
+        blob = stored_queries.get(text)
+        if blob is not None and usable(blob):
+            query_blobs[text] = blob
+        else:
+            to_embed_queries.append(text)
+
+    names = {c.name for c in vault.cards}
+    removed = sum(1 for c in previous.cards if c.name not in names) if previous else 0
+    total = len(to_embed_cards) + len(to_embed_queries)
+    emit(
+        {
+            "event": "start",
+            "cards": len(vault.cards),
+            "total": total,
+            "to_embed": len(to_embed_cards),
+            "reused": len(card_blobs),
+            "queries": len(query_texts),
+        }
+    )
+
+    vault_name = vault_identity(options.vault)
+
+    def result(up_to_date: bool, embedded_queries: int, d: int, provider: str) -> BuildResult:
+        r = BuildResult(
+            out=out,
+            up_to_date=up_to_date,
+            cards=len(vault.cards),
+            embedded=len(to_embed_cards),
+            reused=len(vault.cards) - len(to_embed_cards),
+            removed=removed,
+            queries=len(query_texts),
+            queries_embedded=embedded_queries,
+            model=model_id,
+            revision=revision,
+            dimensions=d,
+            provider=provider,
+        )
+        emit(
+            {"event": "final", **{k: v for k, v in vars(r).items() if k != "out"}, "out": str(out)}
+        )
+        return r
+
+    if reusable and total == 0 and removed == 0:
+        by_name = {c.name: c for c in vault.cards}
+        same_rows = all(by_name[c.name].path == c.path for c in previous.cards) and len(
+            previous.cards
+        ) == len(vault.cards)
+        same_meta = (
+            previous.meta.vault == vault_name
+            and previous.meta.tool_version == TOOL_VERSION
+            and previous.meta.schema_version == SCHEMA_VERSION
+            and (options.built_at is None or previous.meta.built_at == options.built_at)
+            and previous.model.metric == METRIC
+            and previous.model.normalized == 1
+            and len(previous.queries) == len(query_texts)
+        )
+        if same_rows and same_meta:
+            return result(True, 0, previous.model.dimensions, spec.provider)
+        # Only metadata, paths or the query set shrank: rewrite without loading a model.
+    built_at = options.built_at or utc_now()
+
+    embedder: Embedder | None = None
+    if total:
+        factory = embedder_factory or (lambda s: open_embedder(s, environ))
+        embedder = factory(spec)
+        if (embedder.model_id, embedder.revision) != (model_id, revision):
+            raise BuildError(
+                f"the embedder reports {embedder.model_id} at {embedder.revision}, where "
+                f"{model_id} at {revision} was expected"
+            )
+        started = time.monotonic()
+        first = [True]
+
+        def on_batch(done: int, offset: int) -> None:
+            emit(
+                {
+                    "event": "progress",
+                    "done": offset + done,
+                    "total": total,
+                    "elapsed": round(time.monotonic() - started, 3),
+                }
+            )
+            if first[0]:
+                first[0] = False
+                pause_point("embedding")
+
+        texts = [c.text for c in to_embed_cards]
+        if texts:
+            vectors = embed_texts(
+                embedder,
+                texts,
+                on_batch=lambda done: on_batch(done, 0),
+                labels=[f"card `{c.name}`" for c in to_embed_cards],
+            )
+            for card, vec in zip(to_embed_cards, vectors, strict=True):
+                card_blobs[card.name] = pack(vec)
+        if to_embed_queries:
+            qvecs = embed_texts(
+                embedder,
+                to_embed_queries,
+                on_batch=lambda done: on_batch(done, len(texts)),
+                labels=[f"query {t!r}" for t in to_embed_queries],
+            )
+            for text, vec in zip(to_embed_queries, qvecs, strict=True):
+                query_blobs[text] = pack(np.asarray(vec))
+        dims = embedder.dimensions
+    if dims is None:  # pragma: no cover - nothing embedded and nothing reusable
+        raise BuildError("the model's width is unknown: nothing was embedded")
+
+    contents = IndexContents(
+        model=ModelRow(model_id, revision, dims, METRIC, 1),
+        meta=MetaRow(vault=vault_name, built_at=built_at),
+        cards=[CardRow(c.name, c.path, c.content_hash, card_blobs[c.name]) for c in vault.cards],
+        queries=[QueryRow(t, query_blobs[t]) for t in sorted(query_texts)],
+    )
+    write_index(out, contents)
+    return result(False, len(to_embed_queries), dims, spec.provider)
+
+
+__all__ = [
+    "BuildError",
+    "BuildOptions",
+    "BuildResult",
+    "ConfigError",
+    "EmbedError",
+    "StoreError",
+    "build",
+    "same_vault",
+    "utc_now",
+    "vault_identity",
+]

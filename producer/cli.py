@@ -1,0 +1,223 @@
+"""``hql-semantics``: build, verify and inspect the embedding index.
+
+Exit status: 0 done (``verify``: clean); 1 a refusal or failure, with one line
+on stderr (``verify``: the index does not describe the vault); 2 a usage error.
+Importing this module is cheap: torch and transformers load only when a build
+has something to embed with the local provider.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+PROG = "hql-semantics"
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {value}")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG, description="Build, verify and inspect a vault's embedding index."
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="{build,verify,inspect}")
+
+    b = sub.add_parser("build", help="embed the vault's cards (and queries) into the index")
+    b.add_argument("--vault", required=True, help="the vault root")
+    b.add_argument("--out", help="the index file (default: [semantics] index in hql.toml)")
+    b.add_argument("--offline", action="store_true", help="refuse the network")
+    b.add_argument("--provider", choices=("local", "http"))
+    b.add_argument("--model", help="a model directory, or a Hub id (with --revision)")
+    b.add_argument("--revision")
+    b.add_argument("--endpoint", help="http: the POST /v1/embeddings URL")
+    b.add_argument("--api-key-env", metavar="VAR", help="http: the variable holding the key")
+    b.add_argument("--dimensions", type=_positive_int, metavar="N")
+    b.add_argument(
+        "--query",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="also embed this query (repeatable); stored queries are kept",
+    )
+    b.add_argument(
+        "--drop-queries",
+        action="store_true",
+        help="keep only the queries named by --query this time",
+    )
+    b.add_argument("--built-at", metavar="STAMP", help="pin the build stamp (ISO-8601 UTC)")
+    b.add_argument("--full", action="store_true", help="re-embed everything")
+    b.add_argument("--progress", choices=("jsonl",), help="JSON lines on stdout, one per event")
+
+    v = sub.add_parser("verify", help="exit 1 unless the index describes the vault")
+    v.add_argument("--vault", required=True)
+    v.add_argument("--index", help="the index file (default: [semantics] index in hql.toml)")
+    v.add_argument("--json", action="store_true")
+
+    i = sub.add_parser("inspect", help="print what the index says about itself")
+    i.add_argument("--index", help="the index file")
+    i.add_argument("--vault", help="read the index named in this vault's hql.toml")
+    i.add_argument("--json", action="store_true")
+    return p
+
+
+def _configured_index(vault: str) -> Path:
+    from producer.build import BuildError
+    from producer.config import load_config
+
+    config = load_config(vault)
+    config.require("semantics")
+    if config.index_path is None:
+        raise BuildError(f"{vault}: name the index with --index, or with `[semantics] index`")
+    return config.index_path
+
+
+class _Human:
+    """Human-readable events: summary lines on stdout, warnings and a live counter on stderr."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+
+    def __call__(self, event: dict[str, object]) -> None:
+        kind = event["event"]
+        if kind == "warning":
+            print(f"warning: {event['message']}", file=sys.stderr)
+        elif kind == "start":
+            print(
+                f"{event['cards']} cards: {event['to_embed']} to embed, {event['reused']} "
+                f"reused; {event['queries']} queries"
+            )
+        elif kind == "progress" and self.tty:
+            end = "\n" if event["done"] == event["total"] else ""
+            print(f"\rembedded {event['done']}/{event['total']}", end=end, file=sys.stderr)
+        elif kind == "final":
+            if event["up_to_date"]:
+                print(
+                    f"{event['out']}: up to date ({event['cards']} cards, "
+                    f"{event['queries']} queries)"
+                )
+            else:
+                print(
+                    f"{event['out']}: {event['cards']} cards ({event['embedded']} embedded, "
+                    f"{event['reused']} reused, {event['removed']} removed), "
+                    f"{event['queries']} queries, {event['dimensions']} dimensions, "
+                    f"{event['model']} via {event['provider']}"
+                )
+
+
+def _jsonl(event: dict[str, object]) -> None:
+    sys.stdout.write(json.dumps(event, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def _run_build(args: argparse.Namespace) -> int:
+    from producer.build import BuildOptions, build
+
+    emit = _jsonl if args.progress == "jsonl" else _Human()
+    options = BuildOptions(
+        vault=args.vault,
+        out=args.out,
+        offline=args.offline,
+        provider=args.provider,
+        model=args.model,
+        revision=args.revision,
+        endpoint=args.endpoint,
+        api_key_env=args.api_key_env,
+        dimensions=args.dimensions,
+        queries=list(args.query),
+        drop_queries=args.drop_queries,
+        built_at=args.built_at,
+        full=args.full,
+        parse_cache=True,
+    )
+    build(options, emit)
+    return 0
+
+
+def _run_verify(args: argparse.Namespace) -> int:
+    from producer.verify import verify
+
+    index = Path(args.index) if args.index else _configured_index(args.vault)
+    report = verify(args.vault, index)
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+    else:
+        for problem in report.problems:
+            print(problem.message, file=sys.stderr)
+        if report.clean:
+            print(f"{index}: clean, {report.cards} cards, {report.queries} queries")
+        else:
+            n = len(report.problems)
+            print(f"{index}: {n} problem{'s' if n != 1 else ''}", file=sys.stderr)
+    return 0 if report.clean else 1
+
+
+def _run_inspect(args: argparse.Namespace) -> int:
+    from producer.verify import format_inspect, inspect
+
+    if args.index:
+        index = Path(args.index)
+    elif args.vault:
+        index = _configured_index(args.vault)
+    else:
+        raise _Usage("inspect needs --index PATH (or --vault DIR with [semantics] index)")
+    info = inspect(index)
+    if args.json:
+        print(json.dumps(info, ensure_ascii=False, indent=2))
+    else:
+        print(format_inspect(info))
+    return 0
+
+
+class _Usage(Exception):
+    pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = parser()
+    args = p.parse_args(argv)
+    from producer.build import BuildError
+    from producer.config import ConfigError
+    from producer.embedders import EmbedError
+    from producer.index import StoreError
+
+    jsonl = getattr(args, "progress", None) == "jsonl"
+    try:
+        if args.command == "build":
+            return _run_build(args)
+        if args.command == "verify":
+            return _run_verify(args)
+        return _run_inspect(args)
+    except _Usage as exc:
+        p.print_usage(sys.stderr)
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except (BuildError, ConfigError, EmbedError, StoreError, OSError) as exc:
+        message = (
+            str(exc)
+            if not isinstance(exc, OSError) or not exc.strerror
+            else (f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror)
+        )
+        if jsonl:
+            _jsonl({"event": "error", "message": message})
+        print(f"{PROG}: {message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        if jsonl:
+            _jsonl({"event": "error", "message": "interrupted"})
+        print(f"{PROG}: interrupted; the previous index is untouched", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
