@@ -1,0 +1,73 @@
+"""Small vaults and hand-made indexes for the retrieval tests."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+
+from producer.index import CardRow, IndexContents, MetaRow, ModelRow, QueryRow, pack, write_index
+from producer.vault import load_vault
+
+MODEL = "test/model"
+REVISION = "rev-1"
+
+
+def unit(values: list[float] | np.ndarray) -> np.ndarray:
+    v = np.asarray(values, dtype=np.float64)
+    return (v / np.linalg.norm(v)).astype(np.float32)
+
+
+def write_vault(root: Path, cards: dict[str, str], *, index: str | None = ".hql/index.sqlite",
+                extra_toml: str = "") -> Path:
+    """Cards as ``name.hmd`` files whose body is the given text."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / ".hmd").mkdir(exist_ok=True)
+    for name, body in cards.items():
+        (root / f"{name}.hmd").write_text(f"# {name}\n\n{body}\n", encoding="utf-8")
+    toml = f'[semantics]\nindex = "{index}"\n' if index else ""
+    (root / "hql.toml").write_text(toml + extra_toml, encoding="utf-8")
+    return root
+
+
+def write_test_index(
+    root: Path,
+    vectors: dict[str, np.ndarray],
+    queries: dict[str, np.ndarray] | None = None,
+    *,
+    out: str = ".hql/index.sqlite",
+    vault_name: str | None = None,
+    model: str = MODEL,
+    revision: str = REVISION,
+    hashes: dict[str, str] | None = None,
+) -> Path:
+    """An index for the cards now in ``root`` (hashes from the vault unless given)."""
+    vault = load_vault(root)
+    dims = len(next(iter(vectors.values()))) if vectors else 4
+    rows = []
+    for name, vec in vectors.items():
+        card = vault.by_name.get(name)
+        digest = (hashes or {}).get(name) or (card.content_hash if card else "0" * 64)
+        path = card.path if card else f"{name}.hmd"
+        rows.append(CardRow(name, path, digest, pack(vec)))
+    contents = IndexContents(
+        model=ModelRow(model, revision, dims),
+        meta=MetaRow(vault=vault_name or root.name, built_at="2026-01-01T00:00:00+00:00"),
+        cards=rows,
+        queries=[QueryRow(t, pack(v)) for t, v in (queries or {}).items()],
+    )
+    target = root / out
+    write_index(target, contents)
+    return target
+
+
+def doctor(path: Path, *statements: str, params: tuple = ()) -> None:
+    """Run SQL against an index to break it on purpose."""
+    conn = sqlite3.connect(path)
+    try:
+        for sql in statements:
+            conn.execute(sql, params) if params else conn.execute(sql)
+        conn.commit()
+    finally:
+        conn.close()
