@@ -1,0 +1,1 @@
+"""The Textual app. It only calls ``hqltui.core``; no widget reads a file, runs SQL or embeds."""

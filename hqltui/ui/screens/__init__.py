@@ -1,0 +1,1 @@
+"""Screens: the main screen, the full-screen card, help and warnings."""

@@ -1,0 +1,25 @@
+"""Every warning in full, when the strip is too short to hold them."""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+
+class WarningsScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q", "close", "close", id="warnings.close")]
+
+    def __init__(self, body: RenderableType) -> None:
+        super().__init__()
+        self._body = body
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="warnings-box"):
+            yield Static(self._body)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,1 @@
+"""Widgets of the main screen; each one only displays what the app hands it."""
