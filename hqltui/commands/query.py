@@ -1,0 +1,183 @@
+"""`hql-tui query VAULT TEXT`: the app's rankings, for scripts and terminals.
+
+Exit status: 0 when every requested arm answered, 1 when any refused (the
+others are still printed) or the vault/``hql.toml`` cannot be used, 2 on usage
+errors. The JSON shape is documented in the README ("hql-tui query --json").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+MODES = ("hashbag", "bm25", "semantic", "hybrid", "all")
+ALL_ARMS = ("hashbag", "bm25", "semantic", "hybrid")
+USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # exit 2 with one line, as argparse does
+        self.print_usage(sys.stderr)
+        raise _UsageError(f"{self.prog}: error: {message}")
+
+
+class _UsageError(Exception):
+    pass
+
+
+def positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{value}` is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError("the limit must be at least 1")
+    return number
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="hql-tui query",
+        description="Rank a vault's cards for one query, by each retrieval arm.",
+    )
+    p.add_argument("vault", help="the vault directory")
+    p.add_argument("text", help="the query")
+    p.add_argument("--mode", choices=MODES, default="all", help="which arm(s); default all")
+    p.add_argument("--limit", type=positive_int, help="hits per arm; default [search] limit")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--live",
+        action="store_true",
+        help="allow a live query embedding through the vault's http embedder "
+        "(sends the query text to its endpoint)",
+    )
+    return p
+
+
+def _fmt_score(score: float) -> str:
+    return f"{score:.6f}"
+
+
+def _provenance(ranking: Any) -> str:
+    r = ranking.retrieval
+    if r is None:
+        return ""
+    parts = [f"{r.model} {r.revision}", r.metric, "approximate" if r.approximate else "exact"]
+    if r.query_vector_source and r.arm != "hybrid" and r.query_vector_source != "text":
+        parts.append(f"query vector: {r.query_vector_source}")
+    if r.fusion:
+        weights = ", ".join(f"{k} {v:g}" for k, v in (r.weights or {}).items())
+        windows = ", ".join(f"{k} {v}" for k, v in (r.windows or {}).items())
+        parts = [f"{r.fusion} k={r.k:g}", f"weights {weights}", f"windows {windows}"]
+        if r.query_vector_source:
+            parts.append(f"query vector: {r.query_vector_source}")
+    return "; ".join(parts)
+
+
+def render_text(arms: dict[str, Any], session: Any, out: list[str]) -> None:
+    for name, ranking in arms.items():
+        label = name if name != "hybrid" else f"hybrid ({_fused_lexical(ranking)} + semantic)"
+        out.append(f"{label}  [{_provenance(ranking)}]" if ranking.retrieval else label)
+        if ranking.refusal is not None:
+            out.append(f"  refused: {ranking.refusal.message}")
+            out.append(f"  fix: {ranking.refusal.fix}")
+        elif not ranking.hits:
+            out.append(f"  no {'lexical' if name in ('bm25', 'hashbag') else name} match")
+        else:
+            width = max(len(h.card) for h in ranking.hits)
+            for h in ranking.hits:
+                line = f"  {h.rank:>3}  {h.card.ljust(width)}  {_fmt_score(h.score)}"
+                if h.arms:
+                    line += "  " + "  ".join(
+                        f"{arm} {'-' if a is None else f'#{a.rank} {_fmt_score(a.score)}'}"
+                        for arm, a in h.arms.items()
+                    )
+                out.append(line)
+            if ranking.total > len(ranking.hits):
+                out.append(f"  ({len(ranking.hits)} of {ranking.total} with a score above 0)")
+        out.append("")
+    warnings = _all_warnings(arms, session)
+    if warnings:
+        out.append("warnings:")
+        out.extend(f"  [{w.kind}] {w.message}" for w in warnings)
+
+
+def _fused_lexical(ranking: Any) -> str:
+    r = ranking.retrieval
+    if r is None or not r.windows:
+        return "lexical"
+    return next((k for k in r.windows if k != "semantic"), "lexical")
+
+
+def _all_warnings(arms: dict[str, Any], session: Any) -> list[Any]:
+    """Session warnings, then any arm warning not already among them, each once."""
+    seen: list[Any] = []
+    for w in list(session.warnings) + [w for r in arms.values() for w in r.warnings]:
+        if w not in seen:
+            seen.append(w)
+    return seen
+
+
+def run(args: argparse.Namespace) -> int:
+    from hqltui.core.session import Session
+
+    try:
+        session = Session.load(args.vault)
+    except (NotADirectoryError, FileNotFoundError) as exc:
+        print(f"hql-tui: {exc}", file=sys.stderr)
+        return 1
+    needs_search = args.mode in ("hybrid", "all") or args.limit is None
+    if needs_search and "search" in session.config.errors:
+        print(f"hql-tui: {session.config.errors['search']}", file=sys.stderr)
+        return 1
+    wanted = ALL_ARMS if args.mode == "all" else (args.mode,)
+    arms: dict[str, Any] = {}
+    answer = None
+    if "hybrid" in wanted:  # one call ranks the fused arms and fuses them
+        answer = session.query(args.text, limit=args.limit, live=args.live)
+    for arm in wanted:
+        if answer is not None and arm == "semantic":
+            arms[arm] = answer.semantic
+        elif answer is not None and arm == "hybrid":
+            arms[arm] = answer.hybrid
+        elif answer is not None and arm == session.search.lexical:
+            arms[arm] = answer.lexical
+        else:
+            arms[arm] = session.rank(args.text, arm, limit=args.limit, live=args.live)
+    refused = any(r.refusal is not None for r in arms.values())
+    if args.json:
+        data = {
+            "vault": str(args.vault),
+            "query": args.text,
+            "limit": args.limit if args.limit is not None else session.search.limit,
+            "arms": {name: r.to_json() for name, r in arms.items()},
+            "index": session.index_summary().to_json(),
+            "warnings": [w.to_json() for w in _all_warnings(arms, session)],
+        }
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        out: list[str] = [f"query  {args.text!r}  in {args.vault}", ""]
+        render_text(arms, session, out)
+        print("\n".join(out).rstrip())
+    return 1 if refused else 0
+
+
+def main(argv: list[str]) -> int:
+    try:
+        args = parser().parse_args(argv)
+    except _UsageError as exc:
+        print(exc, file=sys.stderr)
+        return USAGE
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
+    try:
+        return run(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # no traceback reaches a user
+        print(f"hql-tui query: failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
