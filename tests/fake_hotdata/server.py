@@ -435,14 +435,23 @@ def _validate(model: Any, body: bytes) -> dict[str, Any]:
         raise bad_request(f"request body is not valid JSON: {exc.msg}") from exc
     if not isinstance(data, dict):
         raise bad_request("request body must be a JSON object")
+    known = {f.alias or name for name, f in model.model_fields.items()}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise bad_request(f"invalid {model.__name__}: unknown field(s) " + ", ".join(unknown))
     try:
-        validated = model.model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}" for e in exc.errors()
-        )
+        # The SDK's own from_dict: it also unpacks the oneOf wrappers (ColumnDefinition, ...).
+        validated = model.from_dict(data)
+    except (ValidationError, ValueError) as exc:
+        if isinstance(exc, ValidationError):
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}"
+                for e in exc.errors()
+            )
+        else:
+            problems = str(exc)
         raise bad_request(f"invalid {model.__name__}: {problems}") from exc
-    return validated.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return validated.to_dict()
 
 
 class FakeHotdataHTTPServer(ThreadingHTTPServer):
