@@ -8,7 +8,13 @@ import random
 import numpy as np
 import pytest
 
-from hqltui.core.lexical import LexicalIndex, hashbag_score, hashbag_vector, tokens
+from hqltui.core.lexical import (
+    LexicalIndex,
+    hashbag_score,
+    hashbag_vector,
+    token_bytes,
+    tokens,
+)
 from hqltui.core.ranking import rank, refine
 
 DEVANAGARI = "किताब"  # क ि त ा ब: two combining vowel signs (Mc), Alphabetic
@@ -87,3 +93,23 @@ def test_an_empty_vault() -> None:
     ix = LexicalIndex([])
     assert ix.hashbag_scores("owl").shape == (0,)
     assert ix.bm25_scores("owl").shape == (0,)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The Barn-Owl (Tyto alba) hunts at 02:00; a b c 6750 x2 A",
+        "tabs\tand\nnewlines\r\nand\x0bvertical\x0cfeeds",
+        *TEXTS,
+        "İstanbul ΣΊΣΥΦΟΣ straße",
+    ],
+)
+def test_the_fast_tokeniser_agrees_with_the_rule(text: str) -> None:
+    got = [t for t in token_bytes(text) if len(t) > 1]
+    assert got == [t.encode("utf-8") for t in tokens(text)]
+
+
+def test_every_ascii_byte_splits_as_the_rule_says() -> None:
+    text = "".join(f"ab{chr(c)}cd " for c in range(128))
+    got = [t for t in token_bytes(text) if len(t) > 1]
+    assert got == [t.encode("utf-8") for t in tokens(text)]

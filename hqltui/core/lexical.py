@@ -38,7 +38,7 @@ Only ``numpy`` and ``regex`` are needed: no Textual, no torch.
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 
 import numpy as np
@@ -60,6 +60,7 @@ __all__ = [
     "fnv1a64",
     "hashbag_score",
     "hashbag_vector",
+    "token_bytes",
     "tokens",
 ]
 
@@ -87,6 +88,25 @@ def tokens(text: str) -> list[str]:
         for piece in _SEPARATORS.split(text)
         if len(piece.encode("utf-8")) > 1
     ]
+
+
+_ASCII_SEPARATORS = bytes(
+    c if (ord("a") <= c <= ord("z") or ord("0") <= c <= ord("9")) else ord(" ")
+    for c in range(256)
+)
+
+
+def token_bytes(text: str) -> list[bytes]:
+    """The UTF-8 bytes of ``tokens(text)``, fast for ASCII text, plus 1-byte pieces.
+
+    For ASCII text the rule reduces to: lowercase, split on everything but
+    ``[a-z0-9]``. This path keeps pieces of one byte (callers drop them: it is
+    cheaper to drop a handful of distinct terms than to test every token).
+    Other text goes through ``tokens``.
+    """
+    if text.isascii():
+        return text.lower().encode("ascii").translate(_ASCII_SEPARATORS).split()
+    return [t.encode("utf-8") for t in tokens(text)]
 
 
 def fnv1a64(data: bytes) -> int:
@@ -160,29 +180,37 @@ class LexicalIndex:
     _CHUNK = 4096  # cards per block when filling the hashbag matrix
 
     def __init__(self, texts: Sequence[str]) -> None:
-        vocab: dict[str, int] = {}
+        # Terms are keyed by their UTF-8 bytes (what FNV-1a hashes); 1-byte pieces
+        # that the fast path keeps are dropped below, as ``tokens`` drops them.
+        # A missing term gets the next id: ``vocab[t]`` inserts ``len(vocab)``.
+        vocab: defaultdict[bytes, int] = defaultdict()
+        vocab.default_factory = vocab.__len__
         term_ids: list[int] = []
         tfs: list[int] = []
         doc_ptr = [0]
-        doc_len: list[int] = []
         for text in texts:
-            toks = tokens(text)
-            counts = Counter(toks)
-            doc_len.append(len(toks))
-            term_ids.extend([vocab.setdefault(t, len(vocab)) for t in counts])
+            counts = Counter(token_bytes(text))
+            term_ids.extend(map(vocab.__getitem__, counts))
             tfs.extend(counts.values())
             doc_ptr.append(len(term_ids))
-        n = len(doc_len)
+        vocab.default_factory = None
+        n = len(doc_ptr) - 1
         self.size = n
-        self.vocab = vocab
         terms = np.asarray(term_ids, dtype=np.int64)
         tf = np.asarray(tfs, dtype=np.int64)
-        ptr = np.asarray(doc_ptr, dtype=np.int64)
-        docs = np.repeat(np.arange(n, dtype=np.int64), np.diff(ptr))
-        self.doc_len = np.asarray(doc_len, dtype=np.float64)
+        docs = np.repeat(np.arange(n, dtype=np.int64), np.diff(np.asarray(doc_ptr)))
+        short = np.fromiter((len(t) <= 1 for t in vocab), dtype=bool, count=len(vocab))
+        if short.any():  # single-byte pieces from the fast path are not tokens
+            keep = ~short[terms]
+            terms, tf, docs = terms[keep], tf[keep], docs[keep]
+        self.vocab = vocab
+        self.doc_len = np.bincount(docs, weights=tf, minlength=n).astype(np.float64)
+        ptr = np.searchsorted(docs, np.arange(n + 1))
 
         # hashbag: counts per (card, bucket), damped, normalised exactly as the scalar code
-        buckets = np.fromiter((bucket(t) for t in vocab), dtype=np.int64, count=len(vocab))
+        buckets = np.fromiter(
+            (fnv1a64(t) % HASHBAG_DIMENSIONS for t in vocab), dtype=np.int64, count=len(vocab)
+        )
         self.hashbag = np.zeros((n, HASHBAG_DIMENSIONS), dtype=np.float64)
         table = _log_weights(int(tf.max()) if tf.size else 0)
         for start in range(0, n, self._CHUNK):
@@ -233,7 +261,7 @@ class LexicalIndex:
         """Every card's BM25 score for ``query`` (0 where no query token occurs)."""
         scores = np.zeros(self.size, dtype=np.float64)
         for term, times in Counter(tokens(query)).items():
-            tid = self.vocab.get(term)
+            tid = self.vocab.get(term.encode("utf-8"))
             if tid is None:
                 continue
             lo, hi = self.term_ptr[tid], self.term_ptr[tid + 1]
