@@ -1,0 +1,151 @@
+"""The one retry rule for engine calls, with the sleep and the clock injectable.
+
+* 409 ``RESOURCE_LOCKED`` and 429 ``OVERLOADED``: wait ``Retry-After`` (or a
+  bounded backoff when absent), then resend -- at most ``max_attempts`` sends and
+  ``deadline`` seconds in all. These are the only statuses that mean "the
+  request did nothing; come back later".
+* Any other 4xx/5xx: no retry; ``EngineFailure`` with the engine's own message.
+* The connection closed before a reply: ``ConnectionLost``. The request may have
+  taken effect, so it is never resent here; the caller re-reads the engine's
+  state and decides (a create is never sent twice blindly).
+* The host cannot be reached at all (nothing was sent): ``EngineFailure``.
+
+The SDK's own transport retry is switched off (``transport_retry()``), and its
+enhanced Query/Load clients are given zero retries, so this is the only loop.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from hqltui.core.engine.errors import ConnectionLost, EngineFailure, engine_message, error_body
+from hqltui.core.engine.events import EventSink, Retrying, ignore
+
+T = TypeVar("T")
+
+RETRYABLE = {409: "RESOURCE_LOCKED", 429: "OVERLOADED"}
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_attempts: int = 6  # sends in all, the first included
+    base_backoff: float = 0.5  # when the engine sends no Retry-After
+    max_backoff: float = 30.0  # cap on one computed wait (a Retry-After is honoured as sent)
+    deadline: float = 120.0  # seconds across every wait of one call
+
+
+def transport_retry() -> Any:
+    """A urllib3 retry that never resends anything (the SDK's default resends POSTs)."""
+    from urllib3.util.retry import Retry
+
+    return Retry(total=0, connect=0, read=0, redirect=0, status=0, other=0,
+                 raise_on_status=False, raise_on_redirect=False)
+
+
+def retry_after(exc: BaseException) -> float | None:
+    headers = getattr(exc, "headers", None)
+    if not headers:
+        return None
+    value = headers.get("Retry-After") or headers.get("retry-after")
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return None
+    return seconds if seconds >= 0 else None
+
+
+def is_retryable(exc: BaseException) -> bool:
+    status = getattr(exc, "status", None)
+    if status not in RETRYABLE:
+        return False
+    code, _ = error_body(exc)
+    # 429 is unambiguous; a 409 is retried only for RESOURCE_LOCKED (CONFLICT and
+    # IDEMPOTENCY_KEY_CONFLICT are not transient).
+    return status == 429 or code == RETRYABLE[409]
+
+
+def is_connection_error(exc: BaseException) -> bool:
+    try:
+        from urllib3.exceptions import HTTPError
+    except ImportError:  # pragma: no cover - urllib3 ships with the SDK
+        return False
+    return isinstance(exc, HTTPError | ConnectionError)
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """True when nothing was sent: the connection could not even be opened."""
+    from urllib3.exceptions import MaxRetryError, NewConnectionError
+
+    reason = exc.reason if isinstance(exc, MaxRetryError) else exc
+    return isinstance(reason, NewConnectionError | ConnectionRefusedError)
+
+
+def call(
+    what: str,
+    fn: Callable[[], T],
+    *,
+    policy: RetryPolicy,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    on_event: EventSink = ignore,
+    operation: str = "engine",
+    idempotent: bool = False,
+) -> T:
+    """``fn()`` under the retry rule above.
+
+    ``idempotent=True`` (reads: GETs and read-only SQL) also resends after a dropped
+    connection, within the same bounds; a create or a load never is.
+    """
+    from hotdata.exceptions import ApiException
+
+    start = clock()
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return fn()
+        except ApiException as exc:
+            status = getattr(exc, "status", None)
+            code, _ = error_body(exc)
+            message = engine_message(exc)
+            if not is_retryable(exc):
+                raise EngineFailure(f"{what}: {message}", status=status, code=code) from exc
+            if attempt >= policy.max_attempts:
+                raise EngineFailure(
+                    f"{what}: still {status} {code or ''} after {attempt} attempts: {message}",
+                    status=status, code=code,
+                ) from exc
+            wait = retry_after(exc)
+            if wait is None:
+                wait = min(policy.base_backoff * 2 ** (attempt - 1), policy.max_backoff)
+            if clock() - start + wait > policy.deadline:
+                raise EngineFailure(
+                    f"{what}: still {status} {code or ''} and waiting {wait:g}s more would pass "
+                    f"the {policy.deadline:g}s retry budget: {message}",
+                    status=status, code=code,
+                ) from exc
+            on_event(Retrying(operation, what, status, code, attempt, wait, message))
+            sleep(wait)
+        except Exception as exc:
+            if not is_connection_error(exc):
+                raise
+            if _unreachable(exc):
+                raise EngineFailure(f"{what}: cannot reach the engine ({_short(exc)})") from exc
+            if idempotent and attempt < policy.max_attempts:
+                wait = min(policy.base_backoff * 2 ** (attempt - 1), policy.max_backoff)
+                if clock() - start + wait <= policy.deadline:
+                    on_event(Retrying(operation, what, None, None, attempt, wait,
+                                      "the connection closed before a reply (a read; resent)"))
+                    sleep(wait)
+                    continue
+            raise ConnectionLost(
+                f"{what}: the connection closed before the engine replied ({_short(exc)})"
+            ) from exc
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc)
+    return text if len(text) < 200 else text[:197] + "..."

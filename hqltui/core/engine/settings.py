@@ -1,0 +1,119 @@
+"""``[engine]`` plus the environment, resolved once, with every refusal by name.
+
+Refusals (each one line naming what to set; a key's value is never shown):
+
+* no ``[engine]`` table in ``hql.toml`` (or the table is refused by the config
+  reader, e.g. a literal ``api_key``, an unknown key or provider);
+* no ``database`` (the id of a Hotdata database);
+* ``api_key_env`` that looks like a key rather than a variable name;
+* the key variable unset or empty;
+* the workspace variable unset or empty -- the SDK would otherwise pick a
+  workspace by itself, and the wrong one silently.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from hqltui.core.ranking import Refusal
+from producer.config import Config
+
+CATALOG = "default"
+SCHEMA = "public"
+HOST_ENV = "HOTDATA_API_URL"
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    database: str
+    table: str
+    api_key: str
+    workspace: str
+    host: str | None  # None: the SDK default
+    api_key_env: str
+    workspace_env: str
+
+    @property
+    def full_table(self) -> str:
+        """The three-part name every query uses (the vector index is keyed by it)."""
+        return f"{CATALOG}.{SCHEMA}.{self.table}"
+
+    def describe(self) -> str:
+        where = self.host or "the SDK's default host"
+        return (f"database {self.database}, table {self.full_table}, "
+                f"workspace {self.workspace} at {where}")
+
+    def __repr__(self) -> str:  # never show the key
+        return (
+            f"EngineSettings(database={self.database!r}, table={self.table!r}, "
+            f"workspace={self.workspace!r}, host={self.host!r}, api_key=<from "
+            f"{self.api_key_env}>)"
+        )
+
+
+def resolve(config: Config, env: Mapping[str, str] | None = None) -> EngineSettings | Refusal:
+    """The settings for this vault, or the refusal that names what to set."""
+    env = os.environ if env is None else env
+    name = config.file.name
+    if "engine" in config.errors:
+        return Refusal(config.errors["engine"], f"edit [engine] in {name}")
+    engine = config.engine
+    if engine is None:
+        return Refusal(
+            f"engine indexes are off: {name} has no [engine] table",
+            f'add [engine] with provider = "hotdata" and database = "<database id>" to {name}',
+        )
+    if not engine.database:
+        return Refusal(
+            f"[engine] in {name} names no database",
+            f'set database = "<database id>" in [engine] of {name} '
+            "(the id of a Hotdata database, not its name)",
+        )
+    if not _ENV_NAME.match(engine.table):
+        return Refusal(
+            f"[engine] table `{engine.table}` in {name} is not a plain identifier "
+            "(letters, digits and underscores; the engine lowercases it)",
+            f'set table = "cards" in [engine] of {name}',
+        )
+    if not _ENV_NAME.match(engine.api_key_env):
+        return Refusal(
+            f"[engine] api_key_env in {name} must name an environment variable, and its "
+            "value does not look like one (a key must never be written in this file)",
+            f'set api_key_env = "HOTDATA_API_KEY" in {name} and export the key in that variable',
+        )
+    if not _ENV_NAME.match(engine.workspace_env):
+        return Refusal(
+            f"[engine] workspace_env in {name} must name an environment variable",
+            f'set workspace_env = "HOTDATA_WORKSPACE" in {name}',
+        )
+    key = (env.get(engine.api_key_env) or "").strip()
+    if not key:
+        return Refusal(
+            f"the Hotdata API key variable {engine.api_key_env} is not set",
+            f"export {engine.api_key_env}=<your key>",
+        )
+    workspace = (env.get(engine.workspace_env) or "").strip()
+    if not workspace:
+        return Refusal(
+            f"the Hotdata workspace variable {engine.workspace_env} is not set; the engine "
+            "client will not guess a workspace",
+            f"export {engine.workspace_env}=<workspace id>",
+        )
+    host = engine.host or (env.get(HOST_ENV) or "").strip() or None
+    if host is not None:
+        host = host.rstrip("/")
+        if host.endswith("/v1"):
+            host = host[: -len("/v1")]
+    return EngineSettings(
+        database=engine.database,
+        table=engine.table.lower(),
+        api_key=key,
+        workspace=workspace,
+        host=host,
+        api_key_env=engine.api_key_env,
+        workspace_env=engine.workspace_env,
+    )
