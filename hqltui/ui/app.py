@@ -53,6 +53,9 @@ from hqltui.ui.widgets.ranking import RankingColumn, Row
 READY_ENV = "HQL_TUI_READY_FILE"
 # The key that builds the index arrives with the jobs panel; until then, the command.
 BUILD_HINT = "hql-semantics build"
+# The strip lists what blocks or skews a ranking first.
+WARNING_ORDER = {"error": 0, "config": 1, "stale": 2, "absent": 3, "orphan": 4, "embedder": 5,
+                 "loader": 6, "link": 7}
 LEXICAL_ARMS = ("bm25", "hashbag")
 
 Clock = Callable[[], datetime]
@@ -160,6 +163,7 @@ class HqlApp(App[int]):
         self.answer: Any = None
         self.answer_text = ""
         self.selected: str | None = None
+        self.pinned = False  # the user chose ``selected`` since the query was last edited
         self.statuses: dict[str, str] = {}
         self.palette = Palette()
         self.history: Any = None
@@ -325,6 +329,7 @@ class HqlApp(App[int]):
     @on(QueryInput.Changed, "#query")
     def _query_changed(self, event: QueryInput.Changed) -> None:
         self.text = event.value
+        self.pinned = False
         if self._debounce_timer is not None:
             self._debounce_timer.stop()
         self._debounce_timer = self.set_timer(self.debounce, self._start_query)
@@ -425,7 +430,6 @@ class HqlApp(App[int]):
 
     def action_toggle_lexical(self) -> None:
         self.lexical = "hashbag" if self.lexical == "bm25" else "bm25"
-        self.notify(f"lexical arm: {self.lexical}", timeout=2)
 
     def action_set_lexical(self, arm: str) -> None:
         if arm in LEXICAL_ARMS:
@@ -446,6 +450,7 @@ class HqlApp(App[int]):
         self.action_open_card()
 
     def _select(self, name: str, source: str) -> None:
+        self.pinned = True
         if name == self.selected:
             return
         self.selected = name
@@ -458,10 +463,10 @@ class HqlApp(App[int]):
         self._show_detail()
 
     def _pick_selection(self) -> None:
-        """Keep the selected card when any column still ranks it; else the best hybrid hit."""
+        """Keep a card the user chose while any column ranks it; else the best hybrid hit."""
         rankings = self._rankings()
         ranked = [r.names() for r in rankings.values() if r is not None and r.ok]
-        if self.selected is not None and any(self.selected in names for names in ranked):
+        if self.pinned and any(self.selected in names for names in ranked):
             return
         for slot in ("hybrid", "semantic", "lexical"):
             ranking = rankings.get(slot)
@@ -486,8 +491,8 @@ class HqlApp(App[int]):
             "ctrl+p opens the command palette (lexical: bm25 | hashbag, view: …, vault: reload).",
             "Keys with ctrl or F work while typing; esc leaves the query so single letters work.",
             "Enter on a column or card row opens the card; tab moves between panes.",
-            "Badges: LS = ranked by both arms, L· = lexical only, ·S = semantic only;",
-            "stale = text changed since the index was built; miss = no index row.",
+            "Badges: LS ranked by both arms · L· lexical only · ·S semantic only ·",
+            "! stale (text changed since the index was built) · × missing (no index row).",
         ]
         self.push_screen(HelpScreen(groups, notes))
 
@@ -521,7 +526,7 @@ class HqlApp(App[int]):
         self._check_changes()
 
     def action_show_warnings(self) -> None:
-        self.push_screen(WarningsScreen(self._warnings_text(limit=None)))
+        self.push_screen(WarningsScreen(self._warnings_text(one_line=False)))
 
     # ------------------------------------------------------------- session view
 
@@ -575,7 +580,7 @@ class HqlApp(App[int]):
         )
         for column in main.columns:
             column.show_message(Text("loading vault…", style=self.palette.muted), "busy")
-        main.query_one(WarningsStrip).show(Text("warnings: loading…", style=self.palette.muted))
+        main.query_one(WarningsStrip).show(Text("loading…", style=self.palette.muted))
         self._show_column_titles()
 
     def _show_status(self) -> None:
@@ -589,8 +594,12 @@ class HqlApp(App[int]):
         out = Text.assemble((name, "bold"), " · ", render.plural(len(vault.cards), "card"))
         summary = self.summary
         out.append(" · ")
+        config_errors = getattr(session.config, "errors", {})
         if summary is None or summary.state != "ok":
-            if summary is not None and summary.state == "refused":
+            if "semantics" in config_errors:
+                out.append("index unusable", style=p.error)
+                out.append(" — hql.toml is refused, see warnings", style=p.muted)
+            elif summary is not None and summary.state == "refused":
                 out.append("index unusable", style=p.error)
                 out.append(" — see warnings", style=p.muted)
             else:
@@ -612,8 +621,6 @@ class HqlApp(App[int]):
         out.append(render.short_model(summary.model), style=p.primary)
         out.append(f" {render.short_revision(summary.revision)}")
         out.append(f" · built {render.age(_parse_time(summary.built_at), self.clock())} ago")
-        if summary.stale or summary.missing or summary.orphan:
-            out.append(f" · rebuild: {BUILD_HINT}", style=p.muted)
         return out
 
     def _show_cards(self) -> None:
@@ -625,7 +632,7 @@ class HqlApp(App[int]):
         p = self.palette
         main.column("lexical").set_title(
             Text.assemble(("lexical", "bold"), " · ", (self.lexical, p.accent),
-                          ("  fused by hybrid  F2 switches", p.muted))
+                          (" · fused · F2 switches", p.muted))
         )
         main.column("semantic").set_title(Text("semantic", style="bold"))
         main.column("hybrid").set_title(
@@ -687,9 +694,9 @@ class HqlApp(App[int]):
             out.append("  ")
         status = self.statuses.get(name, "")
         if status == "stale":
-            out.append(" stale", style=p.warning)
+            out.append(" !", style=p.warning)
         elif status == "missing":
-            out.append(" miss", style=p.error)
+            out.append(" ×", style=p.error)
         return out
 
     def _refusal_text(self, refusal: Any) -> Text:
@@ -727,27 +734,27 @@ class HqlApp(App[int]):
                 found.append((kind, message))
         return found
 
-    def _warnings_text(self, limit: int | None) -> Text:
+    def _warnings_text(self, one_line: bool) -> Text:
+        """Every warning, most severe first; ``one_line`` cuts each to the strip's width."""
         p = self.palette
-        found = self._all_warnings()
-        out = Text()
+        found = sorted(self._all_warnings(), key=lambda w: WARNING_ORDER.get(w[0], 9))
+        out = Text(no_wrap=one_line, overflow="ellipsis" if one_line else "fold")
         if not found:
-            out.append("warnings: none", style=p.muted)
+            out.append("none", style=p.muted)
             return out
-        out.append(f"warnings ({len(found)})", style=p.warning)
-        if limit is not None and len(found) > limit:
-            out.append("  — F6 or w shows all", style=p.muted)
-        shown = found if limit is None else found[:limit]
-        for kind, message in shown:
+        for i, (kind, message) in enumerate(found):
             style = p.error if kind in ("error", "config") else p.warning
-            out.append("\n")
+            if i:
+                out.append("\n")
             out.append(f"{kind}: ", style=style)
-            out.append(message)
+            out.append(" ".join(message.split()) if one_line else message)
         return out
 
     def _show_warnings(self) -> None:
         strip = self.main.query_one(WarningsStrip)
-        strip.show(self._warnings_text(limit=None))
+        count = len(self._all_warnings()) if self.session is not None or self.load_error else 0
+        strip.border_title = f"warnings ({count}) · F6 shows them in full" if count else "warnings"
+        strip.show(self._warnings_text(one_line=True))
 
     # ------------------------------------------------------------------ detail
 

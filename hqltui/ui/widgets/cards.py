@@ -43,10 +43,7 @@ class CardList(Vertical):
     def compose(self) -> ComposeResult:
         yield Label("cards", id="cards-title", classes="pane-title")
         yield Input(placeholder="filter cards", id="card-filter", select_on_focus=False)
-        table = CardTable(cursor_type="row", id="card-table")
-        table.add_column("card", key="card")
-        table.add_column("index", key="status", width=7)
-        yield table
+        yield CardTable(cursor_type="row", cell_padding=0, id="card-table")
 
     @property
     def table(self) -> CardTable:
@@ -65,9 +62,17 @@ class CardList(Vertical):
         rows = [r for r in self._rows if needle in r[0].lower()] if needle else self._rows
         self._shown = [name for name, _ in rows]
         table = self.table
+        width = max(self.size.width - 8 - 2, 8)
         with table.prevent(DataTable.RowHighlighted):
-            table.clear()
-            table.add_rows([(name, self._status(status)) for name, status in rows])
+            table.clear(columns=True)
+            table.add_column(" card", key="card", width=width)
+            table.add_column("index", key="status", width=8)
+            table.add_rows(
+                [
+                    (Text(" " + name, no_wrap=True, overflow="ellipsis"), self._status(status))
+                    for name, status in rows
+                ]
+            )
         total = len(self._rows)
         title = f"cards {len(rows)}/{total}" if needle else f"cards {total}"
         self.query_one("#cards-title", Label).update(title)

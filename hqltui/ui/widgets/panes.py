@@ -19,7 +19,10 @@ class WarningsStrip(VerticalScroll):
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static("", id="warnings-body")
 
+    shown: RenderableType = ""
+
     def show(self, renderable: RenderableType) -> None:
+        self.shown = renderable
         self.query_one("#warnings-body", Static).update(renderable)
 
 
@@ -31,6 +34,9 @@ class CardDetail(VerticalScroll):
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static("", id=f"{self.id or 'detail'}-body", classes="detail-body")
 
+    shown: RenderableType = ""
+
     def show(self, renderable: RenderableType) -> None:
+        self.shown = renderable
         self.query_one(".detail-body", Static).update(renderable)
         self.scroll_home(animate=False)

@@ -66,15 +66,12 @@ class RankingColumn(Vertical):
         self.slot = slot
         self._title = title
         self._names: list[str] = []
+        self._rows: list[Row] = []
+        self._name_width = 0
 
     def compose(self) -> ComposeResult:
         yield Label(self._title, classes="column-title")
-        table = RankTable(cursor_type="row", zebra_stripes=False, id=f"{self.slot}-table")
-        table.add_column("#", key="rank", width=3)
-        table.add_column("card", key="card")
-        table.add_column("score", key="score", width=6)
-        table.add_column("", key="badges", width=7)
-        yield table
+        yield RankTable(cursor_type="row", cell_padding=0, id=f"{self.slot}-table")
         yield Static("", classes="column-message")
 
     @property
@@ -91,6 +88,7 @@ class RankingColumn(Vertical):
     def show_message(self, message: Text | str, kind: str) -> None:
         """Replace the hits with one message; ``kind``: empty, none, refusal or busy."""
         self._names = []
+        self._rows = []
         with self.table.prevent(DataTable.RowHighlighted):
             self.table.clear()
         box = self.query_one(".column-message", Static)
@@ -100,13 +98,43 @@ class RankingColumn(Vertical):
 
     def show_rows(self, rows: list[Row], selected: str | None) -> None:
         self.set_class(False, "-message")
-        table = self.table
+        self._rows = rows
         self._names = [row.name for row in rows]
+        self._fill(selected)
+
+    def on_resize(self) -> None:
+        if self._rows and self._name_width != self._fit():
+            row = self.table.cursor_row
+            keep = self._names[row] if self.table.show_cursor and row < len(self._names) else None
+            self._fill(keep)
+
+    def _fit(self) -> int:
+        # rank 3, score 7, badges 5, border and scrollbar 2; the name takes what is left.
+        return max(self.size.width - 3 - 7 - 5 - 2, 8)
+
+    def _fill(self, selected: str | None) -> None:
+        table = self.table
+        width = self._fit()
         with table.prevent(DataTable.RowHighlighted):
-            table.clear()
+            if width != self._name_width or not table.columns:
+                self._name_width = width
+                table.clear(columns=True)
+                table.add_column(Text(" #", justify="right"), key="rank", width=3)
+                table.add_column(" card", key="card", width=width)
+                table.add_column(Text("score", justify="right"), key="score", width=7)
+                table.add_column("", key="badges", width=5)
+            else:
+                table.clear()
             table.add_rows(
-                [(Text(str(r.rank), justify="right"), r.name, Text(r.score, justify="right"),
-                  r.badges) for r in rows]
+                [
+                    (
+                        Text(f"{r.rank:>2} "),
+                        Text(" " + r.name, no_wrap=True, overflow="ellipsis"),
+                        Text(r.score, justify="right"),
+                        Text(" ") + r.badges,
+                    )
+                    for r in self._rows
+                ]
             )
         self.select(selected)
 

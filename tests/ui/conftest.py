@@ -1,0 +1,104 @@
+"""Hermetic app tests: fixed clock, no blink, no file watcher, no host state.
+
+Every test runs in its own temporary directory holding a copy of the vault it
+needs under a short relative name (``birds``, ``mini``), so paths shown on
+screen are the same on every machine, and edits never touch the fixtures.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from hqltui.ui.app import HqlApp
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+SIZE = (120, 36)
+
+
+def fixed_clock() -> datetime:
+    return NOW
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def hermetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("HQL_TUI_READY_FILE", raising=False)
+    monkeypatch.setenv("HQL_TUI_HISTORY", str(tmp_path / "state" / "history.jsonl"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def copy_vault(name: str, dest: str | None = None, source: Path | None = None) -> Path:
+    """Copy ``fixtures/NAME`` into the test's working directory; return the relative path."""
+    target = Path(dest or name)
+    shutil.copytree(source or FIXTURES / name, target)
+    return target
+
+
+@pytest.fixture
+def birds() -> Path:
+    source = Path(os.environ.get("DEV_BIRDS", FIXTURES / "birds"))
+    if not (source / ".hql" / "index.sqlite").is_file():
+        pytest.skip("fixtures/birds has no committed index")
+    return copy_vault("birds", source=source)
+
+
+@pytest.fixture
+def mini() -> Path:
+    return copy_vault("mini")
+
+
+@pytest.fixture
+def make_app() -> Callable[..., HqlApp]:
+    def make(vault: Path | str, **kwargs: object) -> HqlApp:
+        options: dict[str, object] = {
+            "clock": fixed_clock,
+            "poll_interval": None,
+            "cursor_blink": False,
+            "debounce": 0.01,
+        }
+        options.update(kwargs)
+        app = HqlApp(vault, **options)  # type: ignore[arg-type]
+        app.animation_level = "none"
+        return app
+
+    return make
+
+
+async def settle(pilot, rounds: int = 3) -> None:  # type: ignore[no-untyped-def]
+    """Let debounce timers fire and every worker finish, then let the screen catch up."""
+    app = pilot.app
+    for _ in range(rounds):
+        await pilot.pause(0.05)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+async def type_query(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
+    """Put ``text`` in the query input in one change (one answer, deterministic selection)."""
+    from hqltui.ui.widgets.query import QueryInput
+
+    pilot.app.main.query_one(QueryInput).value = text
+    await settle(pilot)
+
+
+def paraphrase_queries() -> list[str]:
+    import tomllib
+
+    path = FIXTURES / "birds" / "queries.toml"
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    return [q["text"] for q in data.get("query", []) if q.get("kind") == "paraphrase"]

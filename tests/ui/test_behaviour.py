@@ -1,0 +1,277 @@
+"""Pilot tests of what the app does: selection sync, answer ordering, reload, history."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from hqltui.core.session import Session
+from hqltui.ui.app import HqlApp
+from hqltui.ui.screens.card import CardScreen
+from hqltui.ui.screens.help import HelpScreen
+from hqltui.ui.widgets.cards import CardList
+from hqltui.ui.widgets.panes import CardDetail, StatusLine, WarningsStrip
+from hqltui.ui.widgets.query import QueryInput
+from tests.ui.conftest import SIZE, fixed_clock, settle, type_query
+
+pytestmark = pytest.mark.anyio
+
+
+def _plain(renderable: Any) -> str:
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(renderable)
+    return console.export_text()
+
+
+def _text(widget: Any) -> str:
+    """The plain text a Static shows."""
+    return str(widget.render())
+
+
+def _detail_text(app: HqlApp) -> str:
+    return _plain(app.main.query_one(CardDetail).shown)
+
+
+async def test_query_input_focused_at_start_and_columns_fill(make_app, mini: Path) -> None:
+    app = make_app(mini)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.focused, QueryInput)
+        await pilot.press(*"header")
+        await settle(pilot)
+        assert app.answer is not None and app.answer.query == "header"
+        assert app.main.column("lexical").names[:1] == ["comment-header"]
+        # No index in mini: semantic and hybrid refuse, never fall back to lexical.
+        assert app.main.column("semantic").has_class("-message")
+        assert app.main.column("hybrid").has_class("-message")
+
+
+async def test_selection_syncs_across_columns_and_card_list(make_app, birds: Path) -> None:
+    app = make_app(birds)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "birds diving underwater catching fish")
+        main = app.main
+        semantic = main.column("semantic")
+        await pilot.press("escape", "2")  # leave the query, focus the semantic column
+        await settle(pilot)
+        assert app.focused is semantic.table
+        await pilot.press("down", "down")
+        await settle(pilot)
+        chosen = semantic.names[semantic.table.cursor_row]
+        assert app.selected == chosen
+        for column in main.columns:
+            if chosen in column.names:
+                assert column.table.show_cursor
+                assert column.names[column.table.cursor_row] == chosen
+            else:
+                assert not column.table.show_cursor
+        cards = main.query_one(CardList)
+        assert cards.shown[cards.table.cursor_row] == chosen
+        assert chosen in _detail_text(app)
+        # Choosing in the card list moves the columns too.
+        await pilot.press("c")
+        await pilot.press("up")
+        await settle(pilot)
+        picked = cards.shown[cards.table.cursor_row]
+        assert app.selected == picked
+        for column in main.columns:
+            if picked in column.names:
+                assert column.names[column.table.cursor_row] == picked
+
+
+class SlowFirst:
+    """A session whose answers to ``slow`` arrive late (after the next query's answer)."""
+
+    def __init__(self, inner: Session, slow: str) -> None:
+        self.inner = inner
+        self.slow = slow
+        self.release = threading.Event()
+        self.finished: list[str] = []
+
+    def query(self, text: str, **kwargs: Any) -> Any:
+        if text == self.slow:
+            self.release.wait(5)
+        answer = self.inner.query(text, **kwargs)
+        self.finished.append(text)
+        if text != self.slow:
+            self.release.set()
+        return answer
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+async def test_an_older_answer_never_overwrites_a_newer_one(make_app, birds: Path) -> None:
+    holder: dict[str, SlowFirst] = {}
+
+    def factory(root: Path) -> SlowFirst:
+        holder["s"] = SlowFirst(Session.load(root, clock=fixed_clock), slow="night")
+        return holder["s"]
+
+    app = make_app(birds, session_factory=factory)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        query = app.main.query_one(QueryInput)
+        query.value = "night"
+        await pilot.pause(0.1)  # the slow query is running now
+        query.value = "night hunting birds"
+        await settle(pilot, rounds=4)
+        for _ in range(50):
+            if len(holder["s"].finished) == 2:
+                break
+            await asyncio.sleep(0.05)
+        await settle(pilot)
+        # The slow, older answer finished last, and was not shown.
+        assert holder["s"].finished == ["night hunting birds", "night"]
+        assert app.answer.query == "night hunting birds"
+        expected = holder["s"].inner.query("night hunting birds", lexical=app.lexical)
+        assert app.main.column("semantic").names == expected.semantic.names()
+        assert app.main.column("hybrid").names == expected.hybrid.names()
+
+
+async def test_reload_after_a_file_changes(make_app, mini: Path) -> None:
+    app = make_app(mini, poll_interval=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        cards = app.main.query_one(CardList)
+        assert "brand-new" not in cards.shown
+        (mini / "brand-new.md").write_text("# Brand new\n\nA card written while the app ran.\n",
+                                           encoding="utf-8")
+        for _ in range(60):
+            await pilot.pause(0.05)
+            if "brand-new" in cards.shown:
+                break
+        assert "brand-new" in cards.shown
+        assert "11 cards" in _text(app.main.query_one(StatusLine))
+
+
+async def test_reload_key_reads_the_vault_again(make_app, mini: Path) -> None:
+    app = make_app(mini)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        (mini / "another.md").write_text("# Another\n\nText.\n", encoding="utf-8")
+        await pilot.press("f5")
+        await settle(pilot)
+        assert "another" in app.main.query_one(CardList).shown
+
+
+async def test_lexical_arm_switch_reranks_both_columns(make_app, birds: Path) -> None:
+    app = make_app(birds)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "Tyto alba")
+        assert app.answer.lexical.retrieval.arm == "bm25"
+        await pilot.press("f2")
+        await settle(pilot)
+        assert app.lexical == "hashbag"
+        assert app.answer.lexical.retrieval.arm == "hashbag"
+        fused = [arm.arm for arm in app.answer.hybrid.retrieval.arms]
+        assert "hashbag" in fused and "bm25" not in fused
+        await pilot.press("escape", "l")  # the single-letter key outside the input
+        await settle(pilot)
+        assert app.lexical == "bm25"
+
+
+async def test_enter_opens_the_card_and_help_lists_bindings(make_app, birds: Path) -> None:
+    app = make_app(birds)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "night hunting birds")
+        await pilot.press("escape", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, CardScreen)
+        assert app.screen.card_name == app.selected
+        await pilot.press("escape")
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_every_binding_has_an_id() -> None:
+    from hqltui.ui.screens.main import MainScreen
+    from hqltui.ui.widgets.ranking import RankingColumn
+
+    for owner in (HqlApp, MainScreen, QueryInput, RankingColumn, CardList, CardScreen,
+                  HelpScreen):
+        for binding in owner.BINDINGS:
+            assert binding.id, f"{owner.__name__}: {binding.key} has no id"
+
+
+async def test_query_history_persists_between_runs(make_app, mini: Path) -> None:
+    app = make_app(mini)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press(*"header", "enter")
+        await settle(pilot)
+    again = make_app(mini)
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        query = again.main.query_one(QueryInput)
+        query.focus()
+        await pilot.press("up")
+        assert query.value == "header"
+
+
+async def test_warnings_strip_shows_loader_and_link_warnings(make_app, mini: Path) -> None:
+    app = make_app(mini)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        strip = app.main.query_one(WarningsStrip)
+        assert "warnings (" in str(strip.border_title)
+        body = _plain(strip.shown)
+        assert "a-card-not-written-yet" in body
+
+
+async def test_ready_marker_written_at_first_paint_and_vault_loaded(
+    make_app, mini: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "ready.txt"
+    app = make_app(mini, ready_file=str(marker))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.pause(0.1)
+    events = [line.split()[0] for line in marker.read_text().splitlines()]
+    assert events[:2] == ["first-paint", "vault-loaded"]
+
+
+async def test_first_paint_shows_loading_before_the_vault_is_read(make_app, mini: Path) -> None:
+    gate = threading.Event()
+
+    def slow_factory(root: Path) -> Session:
+        gate.wait(5)
+        return Session.load(root, clock=fixed_clock)
+
+    app = make_app(mini, session_factory=slow_factory)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.05)
+        assert "loading vault" in _text(app.main.query_one(StatusLine))
+        assert app.session is None
+        gate.set()
+        await settle(pilot)
+        assert app.session is not None
+        assert "10 cards" in _text(app.main.query_one(StatusLine))
+
+
+def test_app_module_imports_no_torch() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, hqltui.ui.app, hqltui.core.session;"
+        "print('torch' in sys.modules or 'transformers' in sys.modules)"
+    )
+    started = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False", time.perf_counter() - started
