@@ -26,6 +26,7 @@ import functools
 import hashlib
 import json
 import os
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -250,6 +251,7 @@ class LocalEmbedder:
         self.batch_size = batch_size
         self._tokenizer = None
         self._model = None
+        self._lock = threading.Lock()
 
     @classmethod
     def from_spec(cls, spec: EmbedderSpec) -> LocalEmbedder:
@@ -268,8 +270,14 @@ class LocalEmbedder:
         return self._model is not None
 
     def load(self) -> None:
+        """Load tokenizer and model once (thread-safe; the app embeds from a worker)."""
         if self._model is not None:
             return
+        with self._lock:
+            if self._model is None:
+                self._load()
+
+    def _load(self) -> None:
         if self.offline:
             set_offline()
         try:
