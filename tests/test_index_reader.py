@@ -177,3 +177,15 @@ def test_stale_absent_and_orphan_cards(tmp_path: Path) -> None:
     assert kinds == [("stale", ("beta",)), ("absent", ("gamma",)), ("orphan", ("delta",))]
     assert "1 card is absent" in ix.warnings()[1].message
     assert [ix.status(i) for i in range(3)] == ["fresh", "stale", "missing"]
+
+
+def test_no_card_table(vault: Path) -> None:
+    doctor(vault / ".hql/index.sqlite", "DROP TABLE card")
+    assert refusal(vault).message.startswith("the index has no readable cards")
+
+
+def test_no_query_table_means_no_stored_vectors(vault: Path, tmp_path: Path) -> None:
+    doctor(vault / ".hql/index.sqlite", "DROP TABLE query")
+    ranking = Session.load(vault, cache_dir=tmp_path / "cache").rank("q", "semantic")
+    assert ranking.refusal is not None
+    assert 'hql-semantics build --query "q"' in ranking.refusal.message
