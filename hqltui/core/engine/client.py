@@ -238,6 +238,7 @@ class EngineClient:
             mode=mode, upload_id=upload_id, format="parquet", key=["name"], var_async=True,
         )
         since = datetime.now(UTC)
+        before = self._job_ids("managed_load")
         started = self.clock()
         try:
             answer = self.call(
@@ -249,7 +250,7 @@ class EngineClient:
         except ConnectionLost as exc:
             self.emit(Retrying(self.operation, f"{label} load", None, None, 1, 0.0,
                                f"{exc}; re-reading the engine's jobs and rows before going on"))
-            for job in self._new_jobs("managed_load", since):
+            for job in self._new_jobs("managed_load", since, before):
                 self.wait_job(job.id, f"{label} load", "managed_load", started)
             return False
         job_id = getattr(answer, "id", None)
@@ -316,6 +317,7 @@ class EngineClient:
         started = self.clock()
         for attempt in range(1, RESENDS_AFTER_LOSS + 2):
             since = datetime.now(UTC)
+            before = self._job_ids("create_index")
             try:
                 answer = self.call(
                     f"create {label}",
@@ -325,7 +327,7 @@ class EngineClient:
             except ConnectionLost as exc:
                 self.emit(Retrying(self.operation, f"create {label}", None, None, attempt, 0.0,
                                    f"{exc}; re-reading the indexes before anything else"))
-                if self._adopt(name, label, since, started):
+                if self._adopt(name, label, since, before, started):
                     return
                 if attempt > RESENDS_AFTER_LOSS:
                     raise
@@ -340,9 +342,10 @@ class EngineClient:
                                       1, self.clock() - started))
             return
 
-    def _adopt(self, name: str, label: str, since: datetime, started: float) -> bool:
+    def _adopt(self, name: str, label: str, since: datetime, before: set[str],
+               started: float) -> bool:
         """After a lost create reply: True when the engine did create it (then waited on)."""
-        jobs = self._new_jobs("create_index", since)
+        jobs = self._new_jobs("create_index", since, before)
         if jobs:
             self.wait_job(jobs[-1].id, label, "create_index", started)
             return True
@@ -363,8 +366,7 @@ class EngineClient:
 
     # ------------------------------------------------------------------ jobs
 
-    def _new_jobs(self, job_type: str, since: datetime) -> list[Any]:
-        """Jobs of ``job_type`` started since ``since`` that this client does not know of."""
+    def _jobs(self, job_type: str) -> list[Any]:
         import hotdata
 
         api = hotdata.JobsApi(self.api)
@@ -374,12 +376,20 @@ class EngineClient:
                                   _request_timeout=self._timeout()),
             idempotent=True,
         )
+        return list(answer.jobs or [])
+
+    def _job_ids(self, job_type: str) -> set[str]:
+        """The jobs that exist before a create or load is sent (to recognise its job later)."""
+        return {job.id for job in self._jobs(job_type)}
+
+    def _new_jobs(self, job_type: str, since: datetime, before: set[str]) -> list[Any]:
+        """Jobs of ``job_type`` that appeared since ``before`` was taken (and not ours already)."""
         found = []
-        for job in answer.jobs or []:
+        for job in self._jobs(job_type):
             created = job.created_at
             if created is not None and created.tzinfo is None:
                 created = created.replace(tzinfo=UTC)
-            if job.id in self._known_jobs:
+            if job.id in self._known_jobs or job.id in before:
                 continue
             if created is not None and created < since - CLOCK_SKEW:
                 continue

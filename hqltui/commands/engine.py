@@ -1,0 +1,186 @@
+"""`hql-tui engine sync|build|verify|search VAULT`: engine indexes on Hotdata.
+
+Exit status: 0 done (verify: clean); 1 refused (``[engine]``, variables, local
+index), failed (the engine's own message), or verify found problems (each one
+listed); 2 usage errors. Progress events go to stderr one line each (with
+``--json``, as JSON lines); the result goes to stdout (``--json``: one object).
+A key is never printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+USAGE = 2
+FAILED = 1
+ACTIONS = ("sync", "build", "verify", "search")
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:
+        self.print_usage(sys.stderr)
+        raise _UsageError(f"{self.prog}: error: {message}")
+
+
+def positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{value}` is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return number
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="hql-tui engine",
+                description="Keep a Hotdata table and its BM25 and vector indexes in step "
+                "with the vault, check them, and search them.")
+    sub = p.add_subparsers(dest="action", required=True, metavar="{sync,build,verify,search}",
+                           parser_class=_Parser)
+    helps = {
+        "sync": "upload the cards (text and local-index vectors) to the engine table",
+        "build": "create the BM25 and vector indexes (or say they are up to date)",
+        "verify": "list every difference between the engine and the vault",
+        "search": "rank the cards on the engine: bm25, vector, hybrid",
+    }
+    for action in ACTIONS:
+        a = sub.add_parser(action, help=helps[action], description=helps[action])
+        a.add_argument("vault", help="the vault directory")
+        if action == "search":
+            a.add_argument("text", help="the query")
+            a.add_argument("--mode", choices=("bm25", "semantic", "hybrid", "all"),
+                           default="all", help="which arm(s); default all")
+            a.add_argument("--exact", action="store_true",
+                           help="vector arm by full scan (exact) instead of the HNSW index")
+            a.add_argument("--limit", type=positive_int, help="hits per arm")
+            a.add_argument("--live", action="store_true",
+                           help="allow a live query embedding through the vault's http embedder")
+        a.add_argument("--json", action="store_true", help="print one JSON object")
+        a.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    return p
+
+
+def _printer(as_json: bool, quiet: bool) -> Any:
+    def emit(event: Any) -> None:
+        if quiet:
+            return
+        if as_json:
+            print(json.dumps(event.to_json()), file=sys.stderr, flush=True)
+            return
+        if getattr(event, "changed", True):  # a job poll is shown when something moved
+            print(event.describe(), file=sys.stderr, flush=True)
+
+    return emit
+
+
+def _ranking_lines(name: str, ranking: Any) -> list[str]:
+    r = ranking.retrieval
+    exactness = "approximate" if r is not None and r.approximate else "exact"
+    head = f"engine {name} ({exactness}; {r.index if r else ''})"
+    if ranking.refusal is not None:
+        return [head, f"  refused: {ranking.refusal.message}", f"  fix: {ranking.refusal.fix}"]
+    lines = [head]
+    for h in ranking.hits:
+        arms = ""
+        if h.arms:
+            arms = "  " + " ".join(
+                f"{arm}={'-' if a is None else a.rank}" for arm, a in h.arms.items())
+        lines.append(f"  {h.rank:>3}  {h.score:.6f}  {h.card}{arms}")
+    if not ranking.hits:
+        lines.append("  (no hits)")
+    for w in ranking.warnings:
+        lines.append(f"  warning: {w.message}")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    from hqltui.core.engine import (
+        EngineCancelled,
+        EngineFailure,
+        EngineRefused,
+        LocalCards,
+        Options,
+        build,
+        search,
+        settings_or_refuse,
+        sync,
+        verify,
+    )
+
+    options = Options(on_event=_printer(args.json, args.quiet))
+    try:
+        local = LocalCards.load(args.vault)
+        settings = settings_or_refuse(local)
+        if args.action == "sync":
+            report: Any = sync(local, settings, options)
+        elif args.action == "build":
+            report = build(settings, options)
+        elif args.action == "verify":
+            report = verify(local, settings, options)
+        else:
+            answer = search(local, settings, args.text, mode=args.mode, exact=args.exact,
+                            limit=args.limit, live=args.live, options=options)
+            if args.json:
+                print(json.dumps(answer.to_json(), indent=2))
+            else:
+                for name, ranking in answer.rankings().items():
+                    print("\n".join(_ranking_lines(name, ranking)))
+            return 0 if answer.ok else FAILED
+    except EngineRefused as exc:
+        return _fail(args, "refused", exc.refusal.message, exc.refusal.fix)
+    except EngineFailure as exc:
+        return _fail(args, "failed", str(exc), None)
+    except EngineCancelled as exc:
+        return _fail(args, "cancelled", str(exc), None)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        print(report.summary())
+        for problem in getattr(report, "problems", []):
+            cards = ""
+            if problem.cards:
+                shown = ", ".join(problem.cards[:10])
+                more = f" and {len(problem.cards) - 10} more" if len(problem.cards) > 10 else ""
+                cards = f": {shown}{more}"
+            print(f"  {problem.kind}: {problem.message}{cards}")
+    if args.action == "verify" and not report.clean:
+        return FAILED
+    return 0
+
+
+def _fail(args: argparse.Namespace, outcome: str, message: str, fix: str | None) -> int:
+    if args.json:
+        print(json.dumps({"operation": args.action, "outcome": outcome, "message": message,
+                          "fix": fix}, indent=2))
+    print(f"hql-tui engine {args.action}: {message}", file=sys.stderr)
+    if fix:
+        print(f"  fix: {fix}", file=sys.stderr)
+    return FAILED
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        args = parser().parse_args(argv)
+    except _UsageError as exc:
+        print(str(exc), file=sys.stderr)
+        return USAGE
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0) if isinstance(exc.code, int) else USAGE
+    try:
+        return run(args)
+    except KeyboardInterrupt:
+        print(f"hql-tui engine {args.action}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - no traceback reaches a user
+        print(f"hql-tui engine {args.action}: unexpected error: {type(exc).__name__}: {exc}",
+              file=sys.stderr)
+        return FAILED

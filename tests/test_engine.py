@@ -1,0 +1,443 @@
+"""The engine client against the loopback fake Hotdata server, through the real SDK.
+
+The fake is a test stand-in built from DataFusion, Tantivy and USearch, not the
+Hotdata engine. Jobs run in the fake's "poll" mode: each read of a job moves it
+one step (pending -> running -> terminal), so the client's own polling drives
+them; sleeps are injected and recorded, so nothing here waits for real.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import threading
+import tomllib
+from pathlib import Path
+
+import hotdata
+import pytest
+from hotdata import models as m
+
+from hqltui.core.engine import (
+    EngineCancelled,
+    EngineFailure,
+    EngineRefused,
+    JobProgress,
+    LocalCards,
+    Options,
+    Retrying,
+    RetryPolicy,
+    RowsUploaded,
+    build,
+    client_fusion,
+    search,
+    settings_or_refuse,
+    sync,
+    verify,
+)
+from producer.vault import load_vault
+from tests.fake_hotdata.testing import api_client, create_database
+
+pytest_plugins = ["tests.fake_hotdata.fixtures"]
+
+REPO = Path(__file__).resolve().parents[1]
+BIRDS = REPO / "fixtures" / "birds"
+RANDOM_REVISION = "test-random-unit-vectors"
+
+
+def birds_queries() -> list[str]:
+    data = tomllib.loads((BIRDS / "queries.toml").read_text())
+    return [q["text"] for q in data["query"]]
+
+
+def fresh_index(root: Path, queries: list[str] | None = None) -> None:
+    """Make the copy's index fresh the way an incremental build does: an unchanged card keeps
+    its vector; a new or edited card gets a new random unit vector (no model run), stored under
+    the index's model and revision. Without an index, one is written by benchmarks.generate."""
+    from benchmarks.generate import generate_index, random_unit_vectors
+    from producer.index import CardRow, IndexContents, QueryRow, read_index, write_index
+
+    target = root / ".hql" / "index.sqlite"
+    wanted = sorted(set(queries or []))
+    if not target.exists():
+        generate_index(root, wanted)
+    old = read_index(target)
+    kept = {c.name: c for c in old.cards}
+    cards = load_vault(root).cards
+    fresh = random_unit_vectors(len(cards) + len(wanted), seed=len(old.cards) + 11)
+    rows = []
+    for i, card in enumerate(cards):
+        prev = kept.get(card.name)
+        if prev is not None and prev.content_hash == card.content_hash:
+            rows.append(CardRow(card.name, card.path, card.content_hash, prev.embedding))
+        else:
+            rows.append(CardRow(card.name, card.path, card.content_hash, fresh[i].tobytes()))
+    stored = {q.text: q for q in old.queries}
+    query_rows = [stored.get(t) or QueryRow(t, fresh[len(cards) + j].tobytes())
+                  for j, t in enumerate(wanted)]
+    # A revision no model has: these vectors are random, and no live embedding may pass for
+    # them (a query outside the query table is then refused, never embedded by a real model).
+    model = dataclasses.replace(old.model, revision=RANDOM_REVISION)
+    write_index(target, IndexContents(model=model, meta=old.meta, cards=rows,
+                                      queries=query_rows))
+
+
+def add_engine(root: Path, database: str, extra: str = "") -> None:
+    with (root / "hql.toml").open("a") as f:
+        f.write(f'\n[engine]\nprovider = "hotdata"\ndatabase = "{database}"\n{extra}')
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list = []
+        self.sleeps: list[float] = []
+        self.now = 0.0
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+    def clock(self) -> float:
+        return self.now
+
+    def options(self, **kw) -> Options:
+        return Options(on_event=self.events.append, sleep=self.sleep, clock=self.clock,
+                       poll_interval=0.5, **kw)
+
+    def of(self, kind):
+        return [e for e in self.events if isinstance(e, kind)]
+
+
+@pytest.fixture
+def fake(fake_hotdata):
+    fake_hotdata.set_job_mode("poll")
+    return fake_hotdata
+
+
+@pytest.fixture
+def db(fake):
+    with api_client(fake) as api:
+        return create_database(api)
+
+
+@pytest.fixture
+def env(fake):
+    return {"HOTDATA_API_KEY": fake.api_key, "HOTDATA_WORKSPACE": fake.workspace_id,
+            "HOTDATA_API_URL": fake.url}
+
+
+@pytest.fixture
+def birds(tmp_path, db):
+    root = tmp_path / "birds"
+    shutil.copytree(BIRDS, root)
+    fresh_index(root, birds_queries())
+    add_engine(root, db.id)
+    return root
+
+
+def run(kind, root, env, rec=None, **kw):
+    rec = rec or Recorder()
+    local = LocalCards.load(root)
+    settings = settings_or_refuse(local, env)
+    opts = rec.options()
+    if kind == "sync":
+        return sync(local, settings, opts)
+    if kind == "build":
+        return build(settings, opts)
+    if kind == "verify":
+        return verify(local, settings, opts)
+    return search(local, settings, kw.pop("text"), options=opts, **kw)
+
+
+def count(fake, method, pattern):
+    import fnmatch
+
+    return sum(1 for mm, p in fake.requests if mm == method and fnmatch.fnmatchcase(p, pattern))
+
+
+LOADS = "/v1/databases/*/tables/*/loads"
+CREATES = "/v1/connections/*/indexes"
+
+
+# ---------------------------------------------------------------- the lifecycle
+
+
+def test_sync_build_verify_edit_delete_lifecycle(fake, birds, env):
+    n = len(load_vault(birds).cards)
+    rec = Recorder()
+    report = run("sync", birds, env, rec)
+    assert report.first_upload and report.added == n and not report.up_to_date
+    uploaded = rec.of(RowsUploaded)
+    assert uploaded and uploaded[-1].done == uploaded[-1].total == n
+
+    rec = Recorder()
+    built = run("build", birds, env, rec)
+    assert [o.action for o in built.outcomes] == ["created", "created"]
+    jobs = [e for e in rec.of(JobProgress) if e.job_type == "create_index"]
+    for label in ("bm25 index on text", "vector index (cosine) on embedding"):
+        seq = [e.status for e in jobs if e.label == label]
+        assert seq == ["running", "succeeded"]
+        assert all(e.attempts == 1 and e.elapsed >= 0 for e in jobs if e.label == label)
+    again = run("build", birds, env)
+    assert again.up_to_date and "up to date" in again.summary()
+    assert run("sync", birds, env).up_to_date
+
+    clean = run("verify", birds, env)
+    assert clean.clean, clean.problems
+    assert {p["probe"] for p in clean.probes} == {"vector", "bm25"}
+
+    # Edit a card: the engine row is stale until sync + build.
+    card = birds / "barn-owl.hmd"
+    card.write_text(card.read_text() + "\nIt also nests in church towers.\n")
+    stale = run("verify", birds, env)
+    assert not stale.clean and stale.parity.stale == ("barn-owl",)
+    assert [p.kind for p in stale.problems] == ["engine-stale"]
+    fresh_index(birds, birds_queries())
+    rec = Recorder()
+    synced = run("sync", birds, env, rec)
+    assert (synced.rewritten, synced.added, synced.deleted) == (1, 0, 0)
+    assert sorted(synced.dropped_indexes) == ["cards_embedding_vector", "cards_text_bm25"]
+    assert [e.action for e in rec.of(RowsUploaded)] == ["rewrite"]
+    after_sync = run("verify", birds, env)
+    assert {p.kind for p in after_sync.problems} == {"index-missing"}
+    assert run("build", birds, env).outcomes[0].action == "created"
+    assert run("verify", birds, env).clean
+
+    # Delete a card: its row goes, and verify is clean after sync + build.
+    (birds / "dodo-member-of-raphinae.hmd").unlink()
+    fresh_index(birds, birds_queries())
+    synced = run("sync", birds, env)
+    assert (synced.deleted, synced.added, synced.rewritten) == (1, 0, 0)
+    run("build", birds, env)
+    final = run("verify", birds, env)
+    assert final.clean and final.parity.same == n - 1
+
+
+def test_edit_plus_new_card_is_two_loads_never_a_mixed_upsert(fake, birds, env):
+    run("sync", birds, env)
+    run("build", birds, env)
+    card = birds / "mallard.hmd"
+    card.write_text(card.read_text() + "\nDabbles at dusk.\n")
+    (birds / "new-bird.hmd").write_text("---\ntitle: New bird\n---\n# New bird\n\nA brand new bird.\n")
+    fresh_index(birds, birds_queries())
+    rec = Recorder()
+    synced = run("sync", birds, env, rec)
+    assert [e.action for e in rec.of(RowsUploaded)] == ["rewrite", "insert"]
+    assert (synced.rewritten, synced.added) == (1, 1)
+    # The fake fails every vector build that follows a mixed upsert; this one succeeds.
+    assert [o.action for o in run("build", birds, env).outcomes] == ["created", "created"]
+    assert run("verify", birds, env).clean
+
+
+def test_sync_refuses_a_stale_or_incomplete_local_index_before_sending_anything(fake, birds, env):
+    card = birds / "grey-heron.hmd"
+    card.write_text(card.read_text() + "\nStands still for hours.\n")
+    before = len(fake.requests)
+    with pytest.raises(EngineRefused) as info:
+        run("sync", birds, env)
+    assert "grey-heron" in str(info.value) and "hql-semantics build" in info.value.refusal.fix
+    (birds / "another.hmd").write_text("# Another\n\nText.\n")
+    with pytest.raises(EngineRefused, match="no vector in the local index"):
+        run("sync", birds, env)
+    assert len(fake.requests) == before
+
+
+def test_build_before_sync_fails_with_what_to_run(fake, birds, env):
+    with pytest.raises(EngineFailure, match="engine sync"):
+        run("build", birds, env)
+    report = run("verify", birds, env)
+    assert [p.kind for p in report.problems] == ["no-rows"]
+
+
+def test_build_replaces_wrong_indexes_and_leaves_right_ones(fake, birds, env, db):
+    run("sync", birds, env)
+    with api_client(fake) as api:
+        indexes = hotdata.IndexesApi(api)
+        for name, kind, cols, metric in (("wrong_vec", "vector", ["embedding"], "l2"),
+                                         ("title_bm25", "bm25", ["title"], None),
+                                         ("right_bm25", "bm25", ["text"], None)):
+            indexes.create_index(db.default_connection_id, "public", "cards",
+                                 m.CreateIndexRequest(index_name=name, index_type=kind,
+                                                      columns=cols, metric=metric))
+    report = run("verify", birds, env)
+    assert sum(p.kind == "index-unexpected" for p in report.problems) == 2
+    built = run("build", birds, env)
+    assert sorted(built.dropped) == ["title_bm25", "wrong_vec"]
+    assert [(o.action, o.name) for o in built.outcomes] == [
+        ("up to date", "right_bm25"), ("replaced", "cards_embedding_vector")]
+    assert run("verify", birds, env).clean
+
+
+# ---------------------------------------------------------------- search
+
+
+def test_engine_hybrid_sql_equals_client_rrf_over_the_engines_own_arms(fake, birds, env):
+    run("sync", birds, env)
+    run("build", birds, env)
+    local = LocalCards.load(birds)
+    settings = settings_or_refuse(local, env)
+    s = local.config.search
+    for text in birds_queries():
+        answer = search(local, settings, text, limit=s.window, options=Recorder().options())
+        assert answer.ok, text
+        arms = [q for q in fake.query_log[-3:]]
+        # bm25 alone, vector alone (index-served), hybrid (its vector CTE index-served)
+        assert arms[1].served_by == "vector_index" and arms[2].served_by == "vector_index"
+        assert all(call["k_explicit"] and call["k"] == s.window
+                   for q in (arms[0], arms[2]) for call in q.bm25_calls)
+        mine = client_fusion(answer.bm25, answer.semantic, k=s.rrf_k,
+                             weights={"bm25": s.weights.lexical, "semantic": s.weights.semantic},
+                             window=s.window, limit=s.window, query=text)
+        got = answer.hybrid
+        assert [h.card for h in got.hits] == [h.card for h in mine.hits], text
+        for a, b in zip(got.hits, mine.hits, strict=True):
+            assert a.score == pytest.approx(b.score, rel=0, abs=1e-12)
+            for arm in ("bm25", "semantic"):
+                x, y = a.arms[arm], b.arms[arm]
+                assert (x is None) == (y is None)
+                if x is not None:
+                    assert x.rank == y.rank and x.score == pytest.approx(y.score, abs=1e-6)
+        assert got.total == mine.total
+        assert got.retrieval.windows == {"bm25": s.window, "semantic": s.window}
+        assert answer.semantic.retrieval.approximate is True
+
+
+def test_exact_vector_search_is_a_scan_and_says_so(fake, birds, env):
+    run("sync", birds, env)
+    run("build", birds, env)
+    text = birds_queries()[0]
+    approx = run("search", birds, env, text=text, mode="semantic")
+    assert fake.query_log[-1].served_by == "vector_index"
+    exact = run("search", birds, env, text=text, mode="semantic", exact=True)
+    assert fake.query_log[-1].served_by == "scan"
+    assert exact.semantic.retrieval.approximate is False
+    assert approx.semantic.retrieval.approximate is True
+    assert exact.semantic.names()[:5] == approx.semantic.names()[:5]
+
+
+def test_bm25_without_its_index_fails_with_the_engines_message(fake, birds, env):
+    run("sync", birds, env)
+    with pytest.raises(EngineFailure, match="No BM25 index found on column 'text'"):
+        run("search", birds, env, text="owl", mode="bm25")
+
+
+def test_vector_arm_refuses_without_a_query_vector_and_hybrid_does_not_fall_back(fake, birds,
+                                                                                 env):
+    run("sync", birds, env)
+    run("build", birds, env)
+    answer = run("search", birds, env, text="a query nobody stored")
+    assert answer.bm25.ok
+    assert not answer.semantic.ok and not answer.hybrid.ok
+    assert "hql-semantics build" in answer.hybrid.refusal.fix
+
+
+# ---------------------------------------------------------------- faults
+
+
+def test_resource_locked_on_a_load_is_retried_after_retry_after(fake, birds, env):
+    fake.inject_fault("POST", LOADS, status=409, code="RESOURCE_LOCKED", retry_after=2, times=2)
+    rec = Recorder()
+    run("sync", birds, env, rec)
+    retries = rec.of(Retrying)
+    assert [r.code for r in retries] == ["RESOURCE_LOCKED"] * 2 and 2.0 in rec.sleeps
+    assert run("sync", birds, env).up_to_date
+
+
+def test_overloaded_query_is_retried_and_bounded(fake, birds, env):
+    run("sync", birds, env)
+    run("build", birds, env)
+    fake.inject_fault("POST", "/v1/query", status=429, retry_after=1.5, times=1)
+    rec = Recorder()
+    assert run("search", birds, env, rec, text="owl", mode="bm25").bm25.ok
+    assert rec.sleeps[:1] == [1.5] and rec.of(Retrying)[0].code == "OVERLOADED"
+    fake.inject_fault("POST", "/v1/query", status=429, retry_after=1, times=50)
+    local = LocalCards.load(birds)
+    opts = Recorder().options(policy=RetryPolicy(max_attempts=3))
+    with pytest.raises(EngineFailure, match="after 3 attempts"):
+        search(local, settings_or_refuse(local, env), "owl", mode="bm25", options=opts)
+    fake.clear_faults()
+
+
+def test_other_errors_are_not_retried_and_carry_the_engines_message(fake, birds, env):
+    run("sync", birds, env)
+    fake.inject_fault("POST", CREATES, status=500, message="index store unavailable: disk full")
+    with pytest.raises(EngineFailure, match="index store unavailable: disk full"):
+        run("build", birds, env)
+    assert count(fake, "POST", CREATES) == 1
+
+
+@pytest.mark.parametrize("drop", ["after", "before"])
+def test_dropped_connection_on_create_never_creates_twice(fake, birds, env, drop):
+    run("sync", birds, env)
+    fake.inject_fault("POST", CREATES, drop=drop)
+    rec = Recorder()
+    built = run("build", birds, env, rec)
+    assert [o.action for o in built.outcomes] == ["created", "created"]
+    # "after": the engine did create it; the client re-read and adopted its job.
+    # "before": nothing was created; the client re-read, then sent it once more.
+    assert count(fake, "POST", CREATES) == (2 if drop == "after" else 3)
+    with api_client(fake) as api:
+        db = next(iter(fake.state.databases.values()))
+        listed = hotdata.IndexesApi(api).list_indexes(db.default_connection_id, "public",
+                                                      "cards")
+    assert sorted(i.index_name for i in listed.indexes) == ["cards_embedding_vector",
+                                                            "cards_text_bm25"]
+    assert rec.of(Retrying) and run("verify", birds, env).clean
+
+
+@pytest.mark.parametrize("drop", ["after", "before"])
+def test_dropped_connection_on_a_load_rereads_before_writing_again(fake, birds, env, drop):
+    fake.inject_fault("POST", LOADS, drop=drop)
+    report = run("sync", birds, env)
+    assert report.added == len(load_vault(birds).cards)
+    assert count(fake, "POST", LOADS) == (1 if drop == "after" else 2)
+    run("build", birds, env)
+    assert run("verify", birds, env).clean
+
+
+@pytest.mark.parametrize("status", ["failed", "partially_succeeded"])
+def test_a_failed_index_job_is_a_failure_with_its_message(fake, birds, env, status):
+    run("sync", birds, env)
+    fake.inject_job_fault("create_index", status=status,
+                          message="could not detect dimension for 'embedding'")
+    rec = Recorder()
+    with pytest.raises(EngineFailure) as info:
+        run("build", birds, env, rec)
+    assert "could not detect dimension for 'embedding'" in str(info.value)
+    assert info.value.detail == "could not detect dimension for 'embedding'"
+    last = rec.of(JobProgress)[-1]
+    assert last.status == status and last.error == info.value.detail
+    if status == "partially_succeeded":
+        assert "partially succeeded" in str(info.value)
+    assert not run("verify", birds, env).clean  # nothing was reported as built
+
+
+def test_a_failed_load_job_fails_the_sync(fake, birds, env):
+    fake.inject_job_fault("managed_load", status="failed", message="storage quota exceeded")
+    with pytest.raises(EngineFailure, match="storage quota exceeded"):
+        run("sync", birds, env)
+
+
+def test_cancel_stops_between_polls(fake, birds, env):
+    run("sync", birds, env)
+    cancel = threading.Event()
+    rec = Recorder()
+
+    def on_event(event):
+        rec.events.append(event)
+        if isinstance(event, JobProgress):
+            cancel.set()
+
+    local = LocalCards.load(birds)
+    opts = Options(on_event=on_event, sleep=rec.sleep, clock=rec.clock, cancel=cancel)
+    with pytest.raises(EngineCancelled):
+        build(settings_or_refuse(local, env), opts)
+
+
+def test_wrong_key_and_unknown_database_fail_with_the_engines_words(fake, birds, env):
+    with pytest.raises(EngineFailure, match="invalid API key"):
+        run("sync", birds, {**env, "HOTDATA_API_KEY": "wrong"})
+    text = (birds / "hql.toml").read_text().replace('database = "db_', 'database = "nope_')
+    (birds / "hql.toml").write_text(text)
+    with pytest.raises(EngineFailure, match="was not found in workspace"):
+        run("build", birds, env)
