@@ -37,8 +37,11 @@ def loaded(api):
 
 
 def _count(api, db):
-    return hotdata.QueryApi(api).query(m.QueryRequest(sql="SELECT COUNT(name) FROM cards"),
-                                       x_database_id=db.id).rows[0][0]
+    return (
+        hotdata.QueryApi(api)
+        .query(m.QueryRequest(sql="SELECT COUNT(name) FROM cards"), x_database_id=db.id)
+        .rows[0][0]
+    )
 
 
 # -- jobs ------------------------------------------------------------------------------------
@@ -78,7 +81,10 @@ def test_poll_mode_steps_a_job_on_each_read(fake_hotdata, api, loaded):
     job = create_index(api, loaded, name="b", index_type="bm25", columns=["text"])
     jobs = hotdata.JobsApi(api)
     assert [jobs.get_job(job.id).status.value for _ in range(3)] == [
-        "running", "succeeded", "succeeded"]
+        "running",
+        "succeeded",
+        "succeeded",
+    ]
 
 
 def test_timed_mode_finishes_jobs_after_a_delay(fake_hotdata, api, loaded):
@@ -94,9 +100,13 @@ def test_timed_mode_finishes_jobs_after_a_delay(fake_hotdata, api, loaded):
 def test_immediate_mode_with_async_after_ms_answers_inline(fake_hotdata, api, loaded):
     fake_hotdata.set_job_mode("immediate")
     created = hotdata.IndexesApi(api).create_index(
-        loaded.default_connection_id, "public", "cards",
-        m.CreateIndexRequest(index_name="b", index_type="bm25", columns=["text"],
-                             var_async=True, async_after_ms=1000))
+        loaded.default_connection_id,
+        "public",
+        "cards",
+        m.CreateIndexRequest(
+            index_name="b", index_type="bm25", columns=["text"], var_async=True, async_after_ms=1000
+        ),
+    )
     assert isinstance(created, m.IndexInfoResponse) and created.status.value == "ready"
 
 
@@ -107,14 +117,14 @@ def test_injected_job_failure_carries_its_message(fake_hotdata, api, loaded):
     assert record.status.value == "failed"
     assert record.error_message == "out of memory building index"
     assert record.result is None
-    listed = hotdata.IndexesApi(api).list_indexes(loaded.default_connection_id, "public",
-                                                  "cards")
+    listed = hotdata.IndexesApi(api).list_indexes(loaded.default_connection_id, "public", "cards")
     assert listed.indexes == []
 
 
 def test_injected_partial_success_on_a_load(fake_hotdata, api, loaded):
-    fake_hotdata.inject_job_fault("managed_load", status="partially_succeeded",
-                                  message="3 rows rejected")
+    fake_hotdata.inject_job_fault(
+        "managed_load", status="partially_succeeded", message="3 rows rejected"
+    )
     job = load(api, loaded, cards_table(n=10), var_async=True)
     record = finish(fake_hotdata, api, job.id)
     assert record.status.value == "partially_succeeded"
@@ -125,43 +135,52 @@ def test_injected_partial_success_on_a_load(fake_hotdata, api, loaded):
 # -- HTTP faults -----------------------------------------------------------------------------
 
 
-def test_injected_409_carries_retry_after_and_the_sdk_load_retry_honours_it(fake_hotdata, api,
-                                                                             loaded):
-    fault = fake_hotdata.inject_fault("POST", "/v1/databases/*/loads", status=409,
-                                      code="RESOURCE_LOCKED", retry_after=0.01, times=2)
+def test_injected_409_carries_retry_after_and_the_sdk_load_retry_honours_it(
+    fake_hotdata, api, loaded
+):
+    fault = fake_hotdata.inject_fault(
+        "POST",
+        "/v1/databases/*/loads",
+        status=409,
+        code="RESOURCE_LOCKED",
+        retry_after=0.01,
+        times=2,
+    )
     request = m.LoadManagedTableRequest(mode="replace", data="name,text\na,b\n")
     generated = hotdata.api.databases_api.DatabasesApi(api)
     with pytest.raises(hotdata.ApiException) as caught:
         generated.load_database_table(loaded.id, "public", "cards", request)
     assert caught.value.status == 409 and caught.value.headers["Retry-After"] == "0.01"
-    receipt = hotdata.DatabasesApi(api).load_database_table(loaded.id, "public", "cards",
-                                                            request)
+    receipt = hotdata.DatabasesApi(api).load_database_table(loaded.id, "public", "cards", request)
     assert receipt.row_count == 1
     assert fault.hits == 2
 
 
 def test_injected_429_is_retried_by_the_sdk_query_client(fake_hotdata, api, loaded):
-    fault = fake_hotdata.inject_fault("POST", "/v1/query", status=429, retry_after=0.01,
-                                      times=2)
+    fault = fake_hotdata.inject_fault("POST", "/v1/query", status=429, retry_after=0.01, times=2)
     queries = hotdata.QueryApi(api, retry=RetryPolicy(max_retries=3))
-    assert queries.query(m.QueryRequest(sql="SELECT 1 AS one"),
-                         x_database_id=loaded.id).rows == [[1]]
+    assert queries.query(m.QueryRequest(sql="SELECT 1 AS one"), x_database_id=loaded.id).rows == [
+        [1]
+    ]
     assert fault.hits == 2
     fake_hotdata.inject_fault("POST", "/v1/query", status=429, retry_after=0.01, times=5)
     with pytest.raises(hotdata.ApiException) as caught:
         hotdata.QueryApi(api, retry=RetryPolicy(max_retries=1)).query(
-            m.QueryRequest(sql="SELECT 1"), x_database_id=loaded.id)
+            m.QueryRequest(sql="SELECT 1"), x_database_id=loaded.id
+        )
     assert caught.value.status == 429
 
 
 def test_injected_500_carries_its_message(fake_hotdata, api):
-    fake_hotdata.inject_fault("POST", "/v1/databases", status=500,
-                              message="catalog store unavailable")
+    fake_hotdata.inject_fault(
+        "POST", "/v1/databases", status=500, message="catalog store unavailable"
+    )
     with pytest.raises(hotdata.ApiException) as caught:
         create_database(api)
     assert caught.value.status == 500
     assert error_body(caught.value) == {
-        "error": {"code": "INTERNAL", "message": "catalog store unavailable"}}
+        "error": {"code": "INTERNAL", "message": "catalog store unavailable"}
+    }
     assert hotdata.DatabasesApi(api).list_databases().databases == []
 
 
@@ -170,7 +189,8 @@ def _databases(api):
 
 
 def test_dropped_connection_after_a_create_with_sdk_default_retries_creates_twice(
-        fake_hotdata, api):
+    fake_hotdata, api
+):
     # The SDK resends a POST whose connection closed before any reply.  When the server had
     # already acted, that second send is a second database: the hazard a client must avoid.
     fake_hotdata.inject_fault("POST", "/v1/databases", drop="after")
@@ -205,8 +225,10 @@ def test_dropped_connection_on_a_load(fake_hotdata, loaded):
         with pytest.raises((ProtocolError, MaxRetryError, hotdata.ApiException, OSError)):
             load(api, loaded, cards_table(n=7))
         assert _count(api, loaded) == 5  # never applied
-    assert ("POST", f"/v1/databases/{loaded.id}/schemas/public/tables/cards/loads") in \
-        fake_hotdata.requests
+    assert (
+        "POST",
+        f"/v1/databases/{loaded.id}/schemas/public/tables/cards/loads",
+    ) in fake_hotdata.requests
 
 
 def test_fault_only_hits_matching_requests_and_expires(fake_hotdata, api):

@@ -58,19 +58,20 @@ def test_no_index_on_a_table_without_data(api):
 
 
 def test_one_vector_index_per_table(fake_hotdata, api, loaded):
-    create_index(api, loaded, name="v1", index_type="vector", columns=["embedding"],
-                 metric="cosine")
+    create_index(
+        api, loaded, name="v1", index_type="vector", columns=["embedding"], metric="cosine"
+    )
     with pytest.raises(hotdata.ApiException) as caught:
-        create_index(api, loaded, name="v2", index_type="vector", columns=["embedding"],
-                     metric="l2")
+        create_index(
+            api, loaded, name="v2", index_type="vector", columns=["embedding"], metric="l2"
+        )
     assert caught.value.status == 400
     assert "already has a vector index" in error_body(caught.value)["error"]["message"]
     assert _index_names(api, loaded) == ["v1"]
 
 
 def test_plain_vector_index_and_bm25_coexist(fake_hotdata, api, loaded):
-    create_index(api, loaded, name="v", index_type="vector", columns=["embedding"],
-                 metric="cosine")
+    create_index(api, loaded, name="v", index_type="vector", columns=["embedding"], metric="cosine")
     create_index(api, loaded, name="b", index_type="bm25", columns=["text"])
     fake_hotdata.run_jobs()
     assert _index_names(api, loaded) == ["b", "v"]
@@ -79,8 +80,14 @@ def test_plain_vector_index_and_bm25_coexist(fake_hotdata, api, loaded):
 def test_provider_backed_vector_index_refused_beside_another_index(fake_hotdata, api, loaded):
     create_index(api, loaded, name="b", index_type="bm25", columns=["text"])
     with pytest.raises(hotdata.ApiException) as caught:
-        create_index(api, loaded, name="semantic", index_type="vector", columns=["text"],
-                     embedding_provider_id="sys_emb_openai")
+        create_index(
+            api,
+            loaded,
+            name="semantic",
+            index_type="vector",
+            columns=["text"],
+            embedding_provider_id="sys_emb_openai",
+        )
     message = error_body(caught.value)["error"]["message"]
     assert caught.value.status == 400
     assert message.startswith("Embedding-backed vector indexes cannot coexist")
@@ -88,8 +95,14 @@ def test_provider_backed_vector_index_refused_beside_another_index(fake_hotdata,
 
 
 def test_provider_backed_vector_index_excludes_later_indexes(fake_hotdata, api, loaded):
-    job = create_index(api, loaded, name="semantic", index_type="vector", columns=["text"],
-                       embedding_provider_id="sys_emb_openai")
+    job = create_index(
+        api,
+        loaded,
+        name="semantic",
+        index_type="vector",
+        columns=["text"],
+        embedding_provider_id="sys_emb_openai",
+    )
     record = finish(fake_hotdata, api, job.id)
     assert record.status.value == "succeeded"
     info = record.result.actual_instance
@@ -102,10 +115,21 @@ def test_provider_backed_vector_index_excludes_later_indexes(fake_hotdata, api, 
 
 
 def test_no_index_on_a_table_that_declares_a_sort_order(api):
-    db = hotdata.DatabasesApi(api).create_database(m.CreateDatabaseRequest(
-        name="sorted", schemas=[m.DatabaseDefaultSchemaDecl(name="public", tables=[
-            m.DatabaseDefaultTableDecl(name="cards", sorted_by=[m.TableSortKey(column="name")])
-        ])]))
+    db = hotdata.DatabasesApi(api).create_database(
+        m.CreateDatabaseRequest(
+            name="sorted",
+            schemas=[
+                m.DatabaseDefaultSchemaDecl(
+                    name="public",
+                    tables=[
+                        m.DatabaseDefaultTableDecl(
+                            name="cards", sorted_by=[m.TableSortKey(column="name")]
+                        )
+                    ],
+                )
+            ],
+        )
+    )
     load(api, db, cards_table())
     with pytest.raises(hotdata.ApiException) as caught:
         create_index(api, db, name="b", index_type="bm25", columns=["text"])
@@ -115,26 +139,32 @@ def test_no_index_on_a_table_that_declares_a_sort_order(api):
 def test_index_is_pending_until_its_job_runs(fake_hotdata, api, loaded):
     job = create_index(api, loaded, name="b", index_type="bm25", columns=["text"])
     assert isinstance(job, m.SubmitJobResponse)
-    listed = hotdata.IndexesApi(api).list_indexes(loaded.default_connection_id, "public",
-                                                  "cards").indexes
+    listed = (
+        hotdata.IndexesApi(api)
+        .list_indexes(loaded.default_connection_id, "public", "cards")
+        .indexes
+    )
     assert [i.status.value for i in listed] == ["pending"]
     fake_hotdata.run_jobs()
-    listed = hotdata.IndexesApi(api).list_indexes(loaded.default_connection_id, "public",
-                                                  "cards").indexes
+    listed = (
+        hotdata.IndexesApi(api)
+        .list_indexes(loaded.default_connection_id, "public", "cards")
+        .indexes
+    )
     assert [i.status.value for i in listed] == ["ready"]
 
 
 # -- bm25_search -----------------------------------------------------------------------------
 
 
-def test_bm25_search_without_a_bm25_index_errors_with_the_engine_message(fake_hotdata, api,
-                                                                          loaded):
+def test_bm25_search_without_a_bm25_index_errors_with_the_engine_message(fake_hotdata, api, loaded):
     sql = "SELECT name FROM bm25_search('default.public.cards', 'text', 'garden', 5)"
     with pytest.raises(hotdata.ApiException) as caught:
         query(api, loaded, sql)
     assert caught.value.status == 400
     assert error_body(caught.value)["error"]["message"] == (
-        "No BM25 index found on column 'text' for default.public.cards")
+        "No BM25 index found on column 'text' for default.public.cards"
+    )
     # An index still pending is no index either; once built, the same query answers.
     create_index(api, loaded, name="b", index_type="bm25", columns=["text"])
     with pytest.raises(hotdata.ApiException):
@@ -150,27 +180,33 @@ def test_bm25_results_come_back_in_row_order_not_score_order(fake_hotdata, api):
     load(api, db, pa.table({"name": ["r0", "r1", "r2", "r3"], "text": texts}))
     create_index(api, db, name="b", index_type="bm25", columns=["text"])
     fake_hotdata.run_jobs()
-    unsorted = query(api, db, "SELECT name, score FROM bm25_search("
-                              "'default.public.cards', 'text', 'apple', 10)")
+    unsorted = query(
+        api, db, "SELECT name, score FROM bm25_search('default.public.cards', 'text', 'apple', 10)"
+    )
     assert [r[0] for r in unsorted.rows] == ["r0", "r1", "r3"]
     scores = [r[1] for r in unsorted.rows]
     assert scores != sorted(scores, reverse=True)
-    ranked = query(api, db, "SELECT name FROM bm25_search('default.public.cards', 'text', "
-                            "'apple', 10) ORDER BY score DESC, name ASC")
+    ranked = query(
+        api,
+        db,
+        "SELECT name FROM bm25_search('default.public.cards', 'text', "
+        "'apple', 10) ORDER BY score DESC, name ASC",
+    )
     assert [r[0] for r in ranked.rows][0] == "r3"
 
 
 def test_bm25_without_k_caps_silently_at_1000_rows(fake_hotdata, api):
     db = create_database(api)
     n = 1200
-    load(api, db, pa.table({"name": [f"c{i:04d}" for i in range(n)],
-                            "text": ["common word"] * n}))
+    load(api, db, pa.table({"name": [f"c{i:04d}" for i in range(n)], "text": ["common word"] * n}))
     create_index(api, db, name="b", index_type="bm25", columns=["text"])
     fake_hotdata.run_jobs()
-    unbounded = query(api, db, "SELECT name FROM bm25_search('default.public.cards', "
-                               "'text', 'common')")
-    bounded = query(api, db, f"SELECT name FROM bm25_search('default.public.cards', "
-                             f"'text', 'common', {n})")
+    unbounded = query(
+        api, db, "SELECT name FROM bm25_search('default.public.cards', 'text', 'common')"
+    )
+    bounded = query(
+        api, db, f"SELECT name FROM bm25_search('default.public.cards', 'text', 'common', {n})"
+    )
     assert len(unbounded.rows) == 1000
     assert unbounded.warning is None and not unbounded.truncated
     assert len(bounded.rows) == n
@@ -186,19 +222,22 @@ def test_declared_table_without_data_rejects_queries(api):
         query(api, db, "SELECT name FROM default.public.cards")
     assert error_body(caught.value)["error"]["message"] == (
         "Managed table 'default.public.cards' is declared but has no data; "
-        "POST a load before querying")
+        "POST a load before querying"
+    )
 
 
 def test_identifiers_are_lowercased_when_stored(api):
     db = create_database(api, table="Drivers", key=["driverId"])
     load(api, db, pa.table({"driverId": [1, 2], "FullName": ["Ada", "Bo"]}), name="Drivers")
     info = hotdata.InformationSchemaApi(api).information_schema(
-        connection_id=db.default_connection_id, include_columns=True)
+        connection_id=db.default_connection_id, include_columns=True
+    )
     (table,) = info.tables
     assert table.table == "drivers"
     assert [c.name for c in table.columns] == ["driverid", "fullname"]
-    ok = query(api, db, "SELECT r.driverId, r.\"fullname\" FROM default.public.drivers r "
-                        "ORDER BY r.driverId")
+    ok = query(
+        api, db, 'SELECT r.driverId, r."fullname" FROM default.public.drivers r ORDER BY r.driverId'
+    )
     assert ok.columns == ["driverid", "fullname"] and ok.rows == [[1, "Ada"], [2, "Bo"]]
     # Quoting to impose a case the store does not have fails with a bare 400, no body.
     with pytest.raises(hotdata.ApiException) as caught:
@@ -212,13 +251,16 @@ def test_unscoped_query_is_refused(fake_hotdata, api, loaded):
         queries.query(m.QueryRequest(sql="SELECT 1"))
     assert caught.value.status == 400
     assert error_body(caught.value)["error"]["message"] == (
-        "a database is required: set the X-Database-Id header or the database_id body field")
+        "a database is required: set the X-Database-Id header or the database_id body field"
+    )
     with pytest.raises(hotdata.ApiException) as caught:
-        queries.query(m.QueryRequest(sql="SELECT 1", database_id="db_other"),
-                      x_database_id=loaded.id)
+        queries.query(
+            m.QueryRequest(sql="SELECT 1", database_id="db_other"), x_database_id=loaded.id
+        )
     assert caught.value.status == 400
-    body_scoped = queries.query(m.QueryRequest(sql="SELECT COUNT(name) FROM cards",
-                                               database_id=loaded.id))
+    body_scoped = queries.query(
+        m.QueryRequest(sql="SELECT COUNT(name) FROM cards", database_id=loaded.id)
+    )
     assert body_scoped.rows == [[40]]
 
 
@@ -234,12 +276,12 @@ def _mixed_upsert(api, db):
     return load(api, db, batch, mode="upsert", key=["name"])
 
 
-def test_vector_build_right_after_a_mixed_upsert_fails_on_the_job_record(fake_hotdata, api,
-                                                                         loaded):
+def test_vector_build_right_after_a_mixed_upsert_fails_on_the_job_record(fake_hotdata, api, loaded):
     receipt = _mixed_upsert(api, loaded)
     assert receipt.row_count == 41
-    job = create_index(api, loaded, name="v", index_type="vector", columns=["embedding"],
-                       metric="cosine")
+    job = create_index(
+        api, loaded, name="v", index_type="vector", columns=["embedding"], metric="cosine"
+    )
     assert isinstance(job, m.SubmitJobResponse) and job.status.value == "pending"
     record = finish(fake_hotdata, api, job.id)
     assert record.status.value == "failed"
@@ -247,16 +289,18 @@ def test_vector_build_right_after_a_mixed_upsert_fails_on_the_job_record(fake_ho
     assert _index_names(api, loaded) == []
     # A load that is not a mixed upsert (here: a pure rewrite) clears the condition.
     load(api, loaded, cards_table().slice(0, 3), mode="upsert", key=["name"])
-    job = create_index(api, loaded, name="v", index_type="vector", columns=["embedding"],
-                       metric="cosine")
+    job = create_index(
+        api, loaded, name="v", index_type="vector", columns=["embedding"], metric="cosine"
+    )
     assert finish(fake_hotdata, api, job.id).status.value == "succeeded"
 
 
 def test_a_pure_upsert_rewrite_and_a_pure_insert_are_not_mixed(fake_hotdata, api, loaded):
     load(api, loaded, cards_table().slice(0, 5), mode="upsert", key=["name"])
     load(api, loaded, cards_table(n=45).slice(40, 5), mode="upsert", key=["name"])
-    job = create_index(api, loaded, name="v", index_type="vector", columns=["embedding"],
-                       metric="cosine")
+    job = create_index(
+        api, loaded, name="v", index_type="vector", columns=["embedding"], metric="cosine"
+    )
     assert finish(fake_hotdata, api, job.id).status.value == "succeeded"
 
 
@@ -272,8 +316,11 @@ def test_load_while_another_load_runs_gets_resource_locked(fake_hotdata, api, lo
     policy = hotdata.LoadRetryPolicy(max_retries=0)
     with pytest.raises(hotdata.TableLockedError):
         hotdata.DatabasesApi(api, load_retry=policy).load_database_table(
-            loaded.id, "public", "cards",
-            m.LoadManagedTableRequest(mode="replace", data="name\nx\n"))
+            loaded.id,
+            "public",
+            "cards",
+            m.LoadManagedTableRequest(mode="replace", data="name\nx\n"),
+        )
     assert finish(fake_hotdata, api, first.id).status.value == "succeeded"
     assert load(api, loaded, cards_table()).row_count == 40
 
@@ -294,8 +341,7 @@ def test_keyed_upsert_replaces_and_inserts(api, loaded):
 
 @pytest.fixture
 def indexed(fake_hotdata, api, loaded):
-    create_index(api, loaded, name="v", index_type="vector", columns=["embedding"],
-                 metric="cosine")
+    create_index(api, loaded, name="v", index_type="vector", columns=["embedding"], metric="cosine")
     fake_hotdata.run_jobs()
     return loaded
 
@@ -308,8 +354,9 @@ def _served(fake_hotdata, api, db, sql):
 def test_index_served_shape_and_the_shapes_that_fall_back_to_a_scan(fake_hotdata, api, indexed):
     vec = vector_literal(cards_table().column("embedding")[3].as_py())
     dist = f"cosine_distance(embedding, {vec})"
-    served = f"SELECT name, {dist} AS dist FROM default.public.cards ORDER BY dist ASC, " \
-             f"name ASC LIMIT 5"
+    served = (
+        f"SELECT name, {dist} AS dist FROM default.public.cards ORDER BY dist ASC, name ASC LIMIT 5"
+    )
     assert _served(fake_hotdata, api, indexed, served) == "vector_index"
     scans = {
         "two-part name": served.replace("default.public.cards", "public.cards"),
@@ -327,12 +374,13 @@ def test_index_served_shape_and_the_shapes_that_fall_back_to_a_scan(fake_hotdata
 
 def test_vector_shape_without_an_index_is_a_scan_with_the_same_rows(fake_hotdata, api, loaded):
     vec = vector_literal(cards_table().column("embedding")[3].as_py())
-    sql = (f"SELECT name, cosine_distance(embedding, {vec}) AS dist FROM default.public.cards "
-           "ORDER BY dist ASC, name ASC LIMIT 5")
+    sql = (
+        f"SELECT name, cosine_distance(embedding, {vec}) AS dist FROM default.public.cards "
+        "ORDER BY dist ASC, name ASC LIMIT 5"
+    )
     before = query(api, loaded, sql).rows
     assert fake_hotdata.query_log[-1].served_by == "scan"
-    create_index(api, loaded, name="v", index_type="vector", columns=["embedding"],
-                 metric="cosine")
+    create_index(api, loaded, name="v", index_type="vector", columns=["embedding"], metric="cosine")
     fake_hotdata.run_jobs()
     after = query(api, loaded, sql).rows
     assert fake_hotdata.query_log[-1].served_by == "vector_index"
@@ -342,7 +390,8 @@ def test_vector_shape_without_an_index_is_a_scan_with_the_same_rows(fake_hotdata
 
 def test_list_float32_column_is_reported_as_such(api, loaded):
     info = hotdata.InformationSchemaApi(api).information_schema(
-        connection_id=loaded.default_connection_id, table="cards", include_columns=True)
+        connection_id=loaded.default_connection_id, table="cards", include_columns=True
+    )
     types = {c.name: c.data_type for c in info.tables[0].columns}
     assert types["embedding"] == "List(Float32)"
     assert cards_table().schema.field("embedding").type == VECTOR

@@ -40,10 +40,15 @@ def engine_db(fake_hotdata, corpus):
         db = create_database(api)
         receipt = load(api, db, corpus)
         assert receipt.row_count == corpus.num_rows
-        bm25 = create_index(api, db, name="cards_text_bm25", index_type="bm25",
-                            columns=["text"])
-        vector = create_index(api, db, name="cards_embedding_vector", index_type="vector",
-                              columns=["embedding"], metric="cosine")
+        bm25 = create_index(api, db, name="cards_text_bm25", index_type="bm25", columns=["text"])
+        vector = create_index(
+            api,
+            db,
+            name="cards_embedding_vector",
+            index_type="vector",
+            columns=["embedding"],
+            metric="cosine",
+        )
         for job in (bm25, vector):
             assert finish(fake_hotdata, api, job.id).status.value == "succeeded"
         yield api, db
@@ -87,8 +92,10 @@ def _independent_bm25(corpus, text, k1=1.2, b=0.75):
 
 def test_bm25_arm_ranks_like_an_independent_bm25(fake_hotdata, engine_db, corpus):
     api, db = engine_db
-    sql = (f"SELECT name, score FROM bm25_search('default.public.cards', 'text', "
-           f"'{TEXT_QUERY}', {W}) ORDER BY score DESC, name ASC")
+    sql = (
+        f"SELECT name, score FROM bm25_search('default.public.cards', 'text', "
+        f"'{TEXT_QUERY}', {W}) ORDER BY score DESC, name ASC"
+    )
     rows = query(api, db, sql).rows
     expected = _independent_bm25(corpus, TEXT_QUERY)
     # The card holding the distinctive word ranks first, under both.
@@ -103,16 +110,21 @@ def test_bm25_arm_ranks_like_an_independent_bm25(fake_hotdata, engine_db, corpus
         assert got == pytest.approx(want, rel=1e-4)
     independent = dict(expected)
     # The whole match pool agrees when the bound is large enough.
-    pool = query(api, db, f"SELECT name FROM bm25_search('default.public.cards', 'text', "
-                          f"'{TEXT_QUERY}', 1000)").rows
+    pool = query(
+        api,
+        db,
+        f"SELECT name FROM bm25_search('default.public.cards', 'text', '{TEXT_QUERY}', 1000)",
+    ).rows
     assert {r[0] for r in pool} == set(independent)
 
 
 def test_vector_arm_is_index_served_and_matches_numpy_cosine(fake_hotdata, engine_db, corpus):
     api, db = engine_db
     q = _query_vector(corpus)
-    sql = (f"SELECT name, cosine_distance(embedding, {vector_literal(q)}) AS dist "
-           f"FROM default.public.cards ORDER BY dist ASC, name ASC LIMIT {W}")
+    sql = (
+        f"SELECT name, cosine_distance(embedding, {vector_literal(q)}) AS dist "
+        f"FROM default.public.cards ORDER BY dist ASC, name ASC LIMIT {W}"
+    )
     rows = query(api, db, sql).rows
     assert fake_hotdata.query_log[-1].served_by == "vector_index"
     expected = _numpy_cosine_ranking(corpus, q)[:W]
@@ -121,18 +133,24 @@ def test_vector_arm_is_index_served_and_matches_numpy_cosine(fake_hotdata, engin
         assert got == pytest.approx(want, abs=1e-5)
     # A card's own vector ranks it first at distance ~0 (the verify probe).
     own = corpus.column("embedding")[21].as_py()
-    probe = query(api, db, f"SELECT name, cosine_distance(embedding, {vector_literal(own)}) "
-                           f"AS dist FROM default.public.cards ORDER BY dist ASC, name ASC "
-                           f"LIMIT 3").rows
+    probe = query(
+        api,
+        db,
+        f"SELECT name, cosine_distance(embedding, {vector_literal(own)}) "
+        f"AS dist FROM default.public.cards ORDER BY dist ASC, name ASC "
+        f"LIMIT 3",
+    ).rows
     assert probe[0][0] == "card-21" and probe[0][1] == pytest.approx(0, abs=1e-5)
 
 
 def test_exact_vector_shape_is_a_scan_with_the_same_ranking(fake_hotdata, engine_db, corpus):
     api, db = engine_db
     q = _query_vector(corpus)
-    sql = (f"SELECT name, dist FROM (SELECT name, cosine_distance(embedding, "
-           f"{vector_literal(q)}) AS dist FROM default.public.cards) AS exact "
-           f"ORDER BY dist ASC, name ASC LIMIT {W}")
+    sql = (
+        f"SELECT name, dist FROM (SELECT name, cosine_distance(embedding, "
+        f"{vector_literal(q)}) AS dist FROM default.public.cards) AS exact "
+        f"ORDER BY dist ASC, name ASC LIMIT {W}"
+    )
     rows = query(api, db, sql).rows
     assert fake_hotdata.query_log[-1].served_by == "scan"
     assert [r[0] for r in rows] == [n for n, _ in _numpy_cosine_ranking(corpus, q)[:W]]
@@ -161,8 +179,7 @@ ORDER BY COALESCE(1.0 / ({RRF_K} + near_ranked.vector_rank), 0)
 """
 
 
-def test_one_rrf_query_fuses_both_arms_like_an_independent_fusion(fake_hotdata, engine_db,
-                                                                   corpus):
+def test_one_rrf_query_fuses_both_arms_like_an_independent_fusion(fake_hotdata, engine_db, corpus):
     api, db = engine_db
     q = _query_vector(corpus)
     rows = query(api, db, _rrf_sql(q)).rows
@@ -188,7 +205,8 @@ def test_one_rrf_query_fuses_both_arms_like_an_independent_fusion(fake_hotdata, 
 def test_indexes_listed_as_the_verify_step_expects(engine_db):
     api, db = engine_db
     listed = hotdata.IndexesApi(api).list_indexes(db.default_connection_id, "public", "cards")
-    layout = {(i.index_type, tuple(i.columns), i.metric, i.status.value)
-              for i in listed.indexes}
-    assert layout == {("bm25", ("text",), None, "ready"),
-                      ("vector", ("embedding",), "cosine", "ready")}
+    layout = {(i.index_type, tuple(i.columns), i.metric, i.status.value) for i in listed.indexes}
+    assert layout == {
+        ("bm25", ("text",), None, "ready"),
+        ("vector", ("embedding",), "cosine", "ready"),
+    }

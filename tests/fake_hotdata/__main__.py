@@ -18,15 +18,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8765, help="0 picks a free port")
     parser.add_argument("--api-key", default="hd_fake_local_key")
     parser.add_argument("--workspace-id", default="ws_fake_local")
-    parser.add_argument("--job-mode", default="timed",
-                        choices=["timed", "poll", "manual", "immediate"],
-                        help="how jobs advance (default: one step every --job-step-seconds)")
+    parser.add_argument(
+        "--job-mode",
+        default="timed",
+        choices=["timed", "poll", "manual", "immediate"],
+        help="how jobs advance (default: one step every --job-step-seconds)",
+    )
     parser.add_argument("--job-step-seconds", type=float, default=1.0)
     args = parser.parse_args(argv)
 
-    fake = FakeHotdata(args.host, args.port, api_key=args.api_key,
-                       workspace_id=args.workspace_id, job_mode=args.job_mode,
-                       job_step_seconds=args.job_step_seconds)
+    fake = FakeHotdata(
+        args.host,
+        args.port,
+        api_key=args.api_key,
+        workspace_id=args.workspace_id,
+        job_mode=args.job_mode,
+        job_step_seconds=args.job_step_seconds,
+    )
     fake.start()
     print(f"fake Hotdata server (test stand-in, not the Hotdata engine) on {fake.url}")
     print(f"  export HOTDATA_API_URL={fake.url}")

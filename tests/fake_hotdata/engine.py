@@ -151,8 +151,9 @@ def _negative_dot_product(a: pa.Array, b: pa.Array) -> pa.Array:
 
 _VEC = pa.list_(pa.float64())
 L2_UDF = udf(_l2_distance, [_VEC, _VEC], pa.float64(), "immutable", "l2_distance")
-NEG_DOT_UDF = udf(_negative_dot_product, [_VEC, _VEC], pa.float64(), "immutable",
-                  "negative_dot_product")
+NEG_DOT_UDF = udf(
+    _negative_dot_product, [_VEC, _VEC], pa.float64(), "immutable", "negative_dot_product"
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -190,8 +191,10 @@ class QueryTrace:
 
 
 def _split_name(name: str) -> list[str]:
-    return [p.strip().strip('"') if p.strip().startswith('"') else p.strip().lower()
-            for p in name.split(".")]
+    return [
+        p.strip().strip('"') if p.strip().startswith('"') else p.strip().lower()
+        for p in name.split(".")
+    ]
 
 
 def _resolve(tables: list[TableView], parts: list[str], catalog: str, schema: str):
@@ -217,7 +220,7 @@ def _strip_prefixes(message: str) -> str:
         "Optimizer rule 'usearch_rule' failed\ncaused by\n",
     ):
         while message.startswith(prefix):
-            message = message[len(prefix):]
+            message = message[len(prefix) :]
     return message.strip()
 
 
@@ -258,9 +261,7 @@ def execute(
             engine_errors.append("bm25_search arguments must be literals")
             raise EngineError(engine_errors[-1]) from exc
         if len(values) not in (3, 4):
-            engine_errors.append(
-                "bm25_search expects (table, column, query[, limit]) arguments"
-            )
+            engine_errors.append("bm25_search expects (table, column, query[, limit]) arguments")
             raise EngineError(engine_errors[-1])
         table_name, column, query = (str(v) for v in values[:3])
         k = int(values[3]) if len(values) == 4 else BM25_DEFAULT_K
@@ -275,8 +276,14 @@ def execute(
             raise EngineError(engine_errors[-1])
         hits = index.search(query, k)
         trace.bm25_calls.append(
-            {"table": view.full_name, "column": column, "query": query, "k": k,
-             "k_explicit": len(values) == 4, "hits": len(hits)}
+            {
+                "table": view.full_name,
+                "column": column,
+                "query": query,
+                "k": k,
+                "k_explicit": len(values) == 4,
+                "hits": len(hits),
+            }
         )
         # Rows come back in row order, not score order: ranking must be asked for.
         hits.sort(key=lambda h: h[0])
@@ -298,8 +305,11 @@ def execute(
         if len(shape.table_parts) == 3:
             view = _resolve(tables, list(shape.table_parts), catalog, default_schema)
         if view is None:
-            reason = ("table reference is not three-part" if len(shape.table_parts) != 3
-                      else "table not found")
+            reason = (
+                "table reference is not three-part"
+                if len(shape.table_parts) != 3
+                else "table not found"
+            )
             trace.declined.append(reason)
             continue
         index = view.vector.get(shape.column)
@@ -327,8 +337,13 @@ def execute(
         start, end = shape.table_span
         replacements.append((start, end, f'"{alias_catalog}"."{view.schema}"."{view.name}"'))
         trace.vector_lookups.append(
-            {"table": view.full_name, "column": shape.column, "metric": index.metric,
-             "k": shape.k, "filtered": shape.filtered}
+            {
+                "table": view.full_name,
+                "column": shape.column,
+                "metric": index.metric,
+                "k": shape.k,
+                "filtered": shape.filtered,
+            }
         )
     if trace.vector_lookups:
         trace.served_by = "vector_index"
@@ -347,8 +362,10 @@ def execute(
         if missing is not None:
             view = _resolve(tables, _split_name(missing), catalog, default_schema)
             if view is not None and view.data is None:
-                message = (f"Managed table '{view.full_name}' is declared but has no data; "
-                           "POST a load before querying")
+                message = (
+                    f"Managed table '{view.full_name}' is declared but has no data; "
+                    "POST a load before querying"
+                )
         raise EngineError(message) from exc
     return result
 
@@ -356,7 +373,7 @@ def execute(
 def _missing_table(message: str) -> str | None:
     prefix = "table '"
     if message.startswith(prefix) and message.endswith("' not found"):
-        return message[len(prefix):-len("' not found")]
+        return message[len(prefix) : -len("' not found")]
     return None
 
 

@@ -115,14 +115,12 @@ def h_add_schema(s: FakeState, r: Request) -> Reply:
 
 
 def h_add_table(s: FakeState, r: Request) -> Reply:
-    db = s.database(r.match["db"]) if "db" in r.match else s.database_by_connection(
-        r.match["conn"])
+    db = s.database(r.match["db"]) if "db" in r.match else s.database_by_connection(r.match["conn"])
     return _json(201, s.add_table(db, r.match["schema"], r.model))
 
 
 def h_load(s: FakeState, r: Request) -> Reply:
-    db = s.database(r.match["db"]) if "db" in r.match else s.database_by_connection(
-        r.match["conn"])
+    db = s.database(r.match["db"]) if "db" in r.match else s.database_by_connection(r.match["conn"])
     status, body, headers = s.submit_load(db, r.match["schema"], r.match["table"], r.model)
     return _json(status, body, headers)
 
@@ -145,8 +143,9 @@ def h_information_schema(s: FakeState, r: Request) -> Reply:
 
 
 def h_create_index(s: FakeState, r: Request) -> Reply:
-    status, body, headers = s.create_index(r.match["conn"], r.match["schema"], r.match["table"],
-                                           r.model)
+    status, body, headers = s.create_index(
+        r.match["conn"], r.match["schema"], r.match["table"], r.model
+    )
     return _json(status, body, headers)
 
 
@@ -175,31 +174,46 @@ def h_query(s: FakeState, r: Request) -> Reply:
     header_db = r.header("X-Database-Id")
     body_db = r.model.get("database_id")
     if header_db and body_db and header_db != body_db:
-        raise bad_request("the X-Database-Id header and the database_id body field name "
-                          "different databases")
+        raise bad_request(
+            "the X-Database-Id header and the database_id body field name different databases"
+        )
     database_id = header_db or body_db
     if not database_id:
-        raise bad_request("a database is required: set the X-Database-Id header or the "
-                          "database_id body field")
+        raise bad_request(
+            "a database is required: set the X-Database-Id header or the database_id body field"
+        )
     body, table = s.query(database_id, r.model)
     if r.model.get("async"):
         run_id = body["query_run_id"]
-        return _json(202, {"query_run_id": run_id, "status": "running",
-                           "status_url": f"{s.base_url}/v1/query-runs/{run_id}"})
+        return _json(
+            202,
+            {
+                "query_run_id": run_id,
+                "status": "running",
+                "status_url": f"{s.base_url}/v1/query-runs/{run_id}",
+            },
+        )
     if ARROW_STREAM in (r.header("Accept") or ""):
-        return Reply(200, _arrow_bytes(table), {
-            "X-Query-Run-Id": body["query_run_id"], "X-Result-Id": body["result_id"],
-            "X-Total-Row-Count": str(body["total_row_count"]),
-            "X-Execution-Time-Ms": str(body["execution_time_ms"]),
-        }, content_type=ARROW_STREAM)
+        return Reply(
+            200,
+            _arrow_bytes(table),
+            {
+                "X-Query-Run-Id": body["query_run_id"],
+                "X-Result-Id": body["result_id"],
+                "X-Total-Row-Count": str(body["total_row_count"]),
+                "X-Execution-Time-Ms": str(body["execution_time_ms"]),
+            },
+            content_type=ARROW_STREAM,
+        )
     return _json(200, body)
 
 
 def h_get_result(s: FakeState, r: Request) -> Reply:
     body, table = s.get_result(_database_header(r), r.match["result"], r.params)
     if r.params.get("format") == "arrow" or ARROW_STREAM in (r.header("Accept") or ""):
-        return Reply(200, _arrow_bytes(table), {"X-Result-Id": body["result_id"]},
-                     content_type=ARROW_STREAM)
+        return Reply(
+            200, _arrow_bytes(table), {"X-Result-Id": body["result_id"]}, content_type=ARROW_STREAM
+        )
     return _json(200, body)
 
 
@@ -212,9 +226,20 @@ def h_list_query_runs(s: FakeState, r: Request) -> Reply:
 
 
 def h_list_workspaces(s: FakeState, r: Request) -> Reply:
-    return _json(200, {"workspaces": [{"public_id": s.workspace_id, "name": "fake workspace",
-                                       "active": True, "favorite": False,
-                                       "provision_status": "ready"}]})
+    return _json(
+        200,
+        {
+            "workspaces": [
+                {
+                    "public_id": s.workspace_id,
+                    "name": "fake workspace",
+                    "active": True,
+                    "favorite": False,
+                    "provision_status": "ready",
+                }
+            ]
+        },
+    )
 
 
 _SEG = r"[^/]+"
@@ -222,47 +247,98 @@ _SEG = r"[^/]+"
 ROUTES: list[tuple[str, re.Pattern[str], Handler, Any, dict[int, Any]]] = []
 
 
-def _route(method: str, pattern: str, handler: Handler, model: Any = None,
-           responses: dict[int, Any] | None = None) -> None:
+def _route(
+    method: str,
+    pattern: str,
+    handler: Handler,
+    model: Any = None,
+    responses: dict[int, Any] | None = None,
+) -> None:
     regex = re.compile("^" + re.sub(r"\{(\w+)\}", rf"(?P<\1>{_SEG})", pattern) + "$")
     ROUTES.append((method, regex, handler, model, responses or {}))
 
 
-_route("POST", "/v1/databases", h_create_database, m.CreateDatabaseRequest,
-       {200: m.CreateDatabaseResponse, 201: m.CreateDatabaseResponse})
+_route(
+    "POST",
+    "/v1/databases",
+    h_create_database,
+    m.CreateDatabaseRequest,
+    {200: m.CreateDatabaseResponse, 201: m.CreateDatabaseResponse},
+)
 _route("GET", "/v1/databases", h_list_databases, None, {200: m.ListDatabasesResponse})
-_route("GET", "/v1/databases/by-name", h_database_by_name, None,
-       {200: m.DatabaseDetailResponse})
+_route("GET", "/v1/databases/by-name", h_database_by_name, None, {200: m.DatabaseDetailResponse})
 _route("GET", "/v1/databases/{db}", h_get_database, None, {200: m.DatabaseDetailResponse})
 _route("DELETE", "/v1/databases/{db}", h_delete_database)
-_route("POST", "/v1/databases/{db}/schemas", h_add_schema, m.AddManagedSchemaRequest,
-       {201: m.ManagedSchemaResponse})
-_route("POST", "/v1/databases/{db}/schemas/{schema}/tables", h_add_table,
-       m.AddManagedTableRequest, {201: m.ManagedTableResponse})
-_route("POST", "/v1/connections/{conn}/schemas/{schema}/tables", h_add_table,
-       m.AddManagedTableRequest, {201: m.ManagedTableResponse})
-_route("POST", "/v1/databases/{db}/schemas/{schema}/tables/{table}/loads", h_load,
-       m.LoadManagedTableRequest, {200: m.LoadManagedTableResponse, 202: m.SubmitJobResponse})
-_route("POST", "/v1/connections/{conn}/schemas/{schema}/tables/{table}/loads", h_load,
-       m.LoadManagedTableRequest, {200: m.LoadManagedTableResponse, 202: m.SubmitJobResponse})
-_route("POST", "/v1/uploads", h_create_upload, m.CreateUploadRequest,
-       {201: m.UploadSessionResponse})
+_route(
+    "POST",
+    "/v1/databases/{db}/schemas",
+    h_add_schema,
+    m.AddManagedSchemaRequest,
+    {201: m.ManagedSchemaResponse},
+)
+_route(
+    "POST",
+    "/v1/databases/{db}/schemas/{schema}/tables",
+    h_add_table,
+    m.AddManagedTableRequest,
+    {201: m.ManagedTableResponse},
+)
+_route(
+    "POST",
+    "/v1/connections/{conn}/schemas/{schema}/tables",
+    h_add_table,
+    m.AddManagedTableRequest,
+    {201: m.ManagedTableResponse},
+)
+_route(
+    "POST",
+    "/v1/databases/{db}/schemas/{schema}/tables/{table}/loads",
+    h_load,
+    m.LoadManagedTableRequest,
+    {200: m.LoadManagedTableResponse, 202: m.SubmitJobResponse},
+)
+_route(
+    "POST",
+    "/v1/connections/{conn}/schemas/{schema}/tables/{table}/loads",
+    h_load,
+    m.LoadManagedTableRequest,
+    {200: m.LoadManagedTableResponse, 202: m.SubmitJobResponse},
+)
+_route(
+    "POST", "/v1/uploads", h_create_upload, m.CreateUploadRequest, {201: m.UploadSessionResponse}
+)
 _route("PUT", "/_storage/{upload}", h_storage_put)
-_route("POST", "/v1/uploads/{upload}/finalize", h_finalize_upload, m.FinalizeUploadRequest,
-       {200: m.FinalizeUploadResponse})
-_route("GET", "/v1/information_schema", h_information_schema, None,
-       {200: m.InformationSchemaResponse})
-_route("POST", "/v1/connections/{conn}/tables/{schema}/{table}/indexes", h_create_index,
-       m.CreateIndexRequest, {201: m.IndexInfoResponse, 202: m.SubmitJobResponse})
-_route("GET", "/v1/connections/{conn}/tables/{schema}/{table}/indexes", h_list_indexes, None,
-       {200: m.ListIndexesResponse})
-_route("DELETE", "/v1/connections/{conn}/tables/{schema}/{table}/indexes/{index}",
-       h_delete_index)
+_route(
+    "POST",
+    "/v1/uploads/{upload}/finalize",
+    h_finalize_upload,
+    m.FinalizeUploadRequest,
+    {200: m.FinalizeUploadResponse},
+)
+_route(
+    "GET", "/v1/information_schema", h_information_schema, None, {200: m.InformationSchemaResponse}
+)
+_route(
+    "POST",
+    "/v1/connections/{conn}/tables/{schema}/{table}/indexes",
+    h_create_index,
+    m.CreateIndexRequest,
+    {201: m.IndexInfoResponse, 202: m.SubmitJobResponse},
+)
+_route(
+    "GET",
+    "/v1/connections/{conn}/tables/{schema}/{table}/indexes",
+    h_list_indexes,
+    None,
+    {200: m.ListIndexesResponse},
+)
+_route("DELETE", "/v1/connections/{conn}/tables/{schema}/{table}/indexes/{index}", h_delete_index)
 _route("GET", "/v1/indexes", h_index_collection, None, {200: m.ListIndexesPageResponse})
 _route("GET", "/v1/jobs/{job}", h_get_job, None, {200: m.JobStatusResponse})
 _route("GET", "/v1/jobs", h_list_jobs, None, {200: m.ListJobsResponse})
-_route("POST", "/v1/query", h_query, m.QueryRequest,
-       {200: m.QueryResponse, 202: m.AsyncQueryResponse})
+_route(
+    "POST", "/v1/query", h_query, m.QueryRequest, {200: m.QueryResponse, 202: m.AsyncQueryResponse}
+)
 _route("GET", "/v1/query-runs/{run}", h_get_query_run, None, {200: m.QueryRunInfo})
 _route("GET", "/v1/query-runs", h_list_query_runs, None, {200: m.ListQueryRunsResponse})
 _route("GET", "/v1/results/{result}", h_get_result, None, {200: m.GetResultResponse})
@@ -349,8 +425,7 @@ class _Handler(BaseHTTPRequestHandler):
             if fault.retry_after is not None:
                 headers["Retry-After"] = _retry_after_text(fault.retry_after)
             message = fault.message or f"injected {fault.status} {code}"
-            self._send(Reply(fault.status, {"error": {"code": code, "message": message}},
-                             headers))
+            self._send(Reply(fault.status, {"error": {"code": code, "message": message}}, headers))
             return
         reply = self._handle(state, method, path, params, body)
         if fault is not None and fault.drop == "after":
@@ -358,8 +433,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._send(reply)
 
-    def _handle(self, state: FakeState, method: str, path: str, params: dict[str, str],
-                body: bytes) -> Reply:
+    def _handle(
+        self, state: FakeState, method: str, path: str, params: dict[str, str], body: bytes
+    ) -> Reply:
         try:
             route = None
             allowed = False
@@ -372,8 +448,7 @@ class _Handler(BaseHTTPRequestHandler):
                         break
             if route is None:
                 if allowed:
-                    raise ApiError(405, "METHOD_NOT_ALLOWED", f"{method} is not allowed on "
-                                   f"{path}")
+                    raise ApiError(405, "METHOD_NOT_ALLOWED", f"{method} is not allowed on {path}")
                 raise ApiError(404, "NOT_FOUND", f"no route for {method} {path}")
             handler, model, responses, match = route
             if path.startswith("/v1/"):
@@ -388,9 +463,11 @@ class _Handler(BaseHTTPRequestHandler):
                 try:
                     response_model.from_dict(reply.body)
                 except (ValidationError, ValueError) as exc:
-                    raise ApiError(500, "FAKE_RESPONSE_INVALID",
-                                   f"the fake built a response its SDK model rejects: {exc}"
-                                   ) from exc
+                    raise ApiError(
+                        500,
+                        "FAKE_RESPONSE_INVALID",
+                        f"the fake built a response its SDK model rejects: {exc}",
+                    ) from exc
             return reply
         except ApiError as exc:
             if exc.bare:
@@ -400,9 +477,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _check_auth(self, state: FakeState, path: str) -> None:
         auth = self.headers.get("Authorization") or ""
         if not auth.startswith("Bearer "):
-            raise ApiError(401, "UNAUTHORIZED", "missing bearer token in the Authorization "
-                           "header")
-        if auth[len("Bearer "):] != state.api_key:
+            raise ApiError(401, "UNAUTHORIZED", "missing bearer token in the Authorization header")
+        if auth[len("Bearer ") :] != state.api_key:
             raise ApiError(401, "UNAUTHORIZED", "invalid API key")
         if path in _NO_WORKSPACE:
             return
@@ -445,8 +521,7 @@ def _validate(model: Any, body: bytes) -> dict[str, Any]:
     except (ValidationError, ValueError) as exc:
         if isinstance(exc, ValidationError):
             problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}"
-                for e in exc.errors()
+                f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}" for e in exc.errors()
             )
         else:
             problems = str(exc)
@@ -491,8 +566,12 @@ class FakeHotdata:
     # -- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> FakeHotdata:
-        serve = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                 name="fake-hotdata-http", daemon=True)
+        serve = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fake-hotdata-http",
+            daemon=True,
+        )
         ticker = threading.Thread(target=self._tick, name="fake-hotdata-jobs", daemon=True)
         self._threads = [serve, ticker]
         for thread in self._threads:
@@ -539,8 +618,9 @@ class FakeHotdata:
         """A ``hotdata.Configuration`` pointed at this server (extra kwargs pass through)."""
         import hotdata
 
-        return hotdata.Configuration(host=self.url, api_key=self.api_key,
-                                     workspace_id=self.workspace_id, **kwargs)
+        return hotdata.Configuration(
+            host=self.url, api_key=self.api_key, workspace_id=self.workspace_id, **kwargs
+        )
 
     def set_job_mode(self, mode: str, *, step_seconds: float | None = None) -> None:
         if mode not in ("manual", "poll", "timed", "immediate"):
@@ -582,8 +662,16 @@ class FakeHotdata:
             raise ValueError("give exactly one of status= or drop=")
         if drop not in (None, "before", "after"):
             raise ValueError("drop must be 'before' or 'after'")
-        fault = HttpFault(method=method.upper(), path=path, status=status, code=code,
-                          message=message, retry_after=retry_after, drop=drop, times=times)
+        fault = HttpFault(
+            method=method.upper(),
+            path=path,
+            status=status,
+            code=code,
+            message=message,
+            retry_after=retry_after,
+            drop=drop,
+            times=times,
+        )
         with self.state.lock:
             self.state.http_faults.append(fault)
         return fault

@@ -302,8 +302,11 @@ def parse_payload(data: bytes, fmt: str | None) -> pa.Table:
 
 def parse_inline_csv(text: str, columns: dict[str, Any] | None) -> pa.Table:
     if len(text.encode()) > INLINE_DATA_LIMIT:
-        raise ApiError(413, "INLINE_DATA_TOO_LARGE", "inline data is larger than 2 MiB; "
-                       "upload it and load by upload_id")
+        raise ApiError(
+            413,
+            "INLINE_DATA_TOO_LARGE",
+            "inline data is larger than 2 MiB; upload it and load by upload_id",
+        )
     types: dict[str, pa.DataType] = {}
     for name, spec in (columns or {}).items():
         if isinstance(spec, dict):
@@ -336,11 +339,16 @@ def _key_tuples(table: pa.Table, key: list[str]) -> list[tuple[Any, ...]]:
 
 def _arrow_schema_json(table: pa.Table) -> str:
     return json.dumps(
-        {"fields": [
-            {"name": f.name, "data_type": engine.datafusion_type_name(f.type),
-             "nullable": f.nullable}
-            for f in table.schema
-        ]}
+        {
+            "fields": [
+                {
+                    "name": f.name,
+                    "data_type": engine.datafusion_type_name(f.type),
+                    "nullable": f.nullable,
+                }
+                for f in table.schema
+            ]
+        }
     )
 
 
@@ -394,8 +402,9 @@ class FakeState:
     def table(self, db: Database, schema: str, table: str) -> TableState:
         t = db.schemas.get(schema.lower(), {}).get(table.lower())
         if t is None:
-            raise not_found(f"table '{db.default_catalog}.{schema.lower()}.{table.lower()}' "
-                            "not found")
+            raise not_found(
+                f"table '{db.default_catalog}.{schema.lower()}.{table.lower()}' not found"
+            )
         return t
 
     # -- databases -------------------------------------------------------------------------
@@ -436,13 +445,16 @@ class FakeState:
         for decl in tables:
             self._declare_table(db, name, decl, schema)
 
-    def _declare_table(self, db: Database, schema_name: str, decl: dict[str, Any],
-                       schema: dict[str, TableState]) -> TableState:
+    def _declare_table(
+        self, db: Database, schema_name: str, decl: dict[str, Any], schema: dict[str, TableState]
+    ) -> TableState:
         tname = decl["name"].lower()
         if tname in schema:
-            raise ApiError(409, "CONFLICT",
-                           f"table '{db.default_catalog}.{schema_name.lower()}.{tname}' "
-                           "already exists")
+            raise ApiError(
+                409,
+                "CONFLICT",
+                f"table '{db.default_catalog}.{schema_name.lower()}.{tname}' already exists",
+            )
         t = TableState(
             catalog=db.default_catalog,
             schema=schema_name.lower(),
@@ -457,16 +469,24 @@ class FakeState:
 
     def list_databases(self) -> dict[str, Any]:
         items = [
-            {k: v for k, v in db.detail().items() if k not in ("attachments",
-                                                               "default_connection_id")}
+            {
+                k: v
+                for k, v in db.detail().items()
+                if k not in ("attachments", "default_connection_id")
+            }
             for db in self.databases.values()
         ]
-        return {"databases": items, "count": len(items), "has_more": False,
-                "limit": max(len(items), 1)}
+        return {
+            "databases": items,
+            "count": len(items),
+            "has_more": False,
+            "limit": max(len(items), 1),
+        }
 
     def database_by_name(self, name: str) -> dict[str, Any]:
-        matches = [db for db in self.databases.values()
-                   if db.name.strip().lower() == name.strip().lower()]
+        matches = [
+            db for db in self.databases.values() if db.name.strip().lower() == name.strip().lower()
+        ]
         if not matches:
             raise not_found(f"no database named '{name}'")
         if len(matches) > 1:
@@ -483,8 +503,11 @@ class FakeState:
             raise ApiError(409, "CONFLICT", f"schema '{req['name'].lower()}' already exists")
         self._add_schema(db, req["name"], req.get("tables") or [])
         schema = req["name"].lower()
-        return {"connection_id": db.default_connection_id, "schema": schema,
-                "tables": sorted(db.schemas[schema])}
+        return {
+            "connection_id": db.default_connection_id,
+            "schema": schema,
+            "tables": sorted(db.schemas[schema]),
+        }
 
     def add_table(self, db: Database, schema: str, req: dict[str, Any]) -> dict[str, Any]:
         tables = db.schemas.setdefault(schema.lower(), {})
@@ -531,16 +554,24 @@ class FakeState:
         if upload.data is None:
             raise bad_request(f"upload '{upload_id}' has no bytes; PUT them before finalizing")
         if upload.declared_size is not None and upload.declared_size != len(upload.data):
-            raise bad_request(f"upload '{upload_id}' declared {upload.declared_size} bytes "
-                              f"but {len(upload.data)} arrived")
+            raise bad_request(
+                f"upload '{upload_id}' declared {upload.declared_size} bytes "
+                f"but {len(upload.data)} arrived"
+            )
         upload.status = "finalized"
-        return {"upload_id": upload.id, "status": "finalized", "size_bytes": len(upload.data),
-                "content_type": upload.content_type, "created_at": iso(upload.created_at)}
+        return {
+            "upload_id": upload.id,
+            "status": "finalized",
+            "size_bytes": len(upload.data),
+            "content_type": upload.content_type,
+            "created_at": iso(upload.created_at),
+        }
 
     # -- loads -----------------------------------------------------------------------------
 
-    def submit_load(self, db: Database, schema: str, table: str,
-                    req: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def submit_load(
+        self, db: Database, schema: str, table: str, req: dict[str, Any]
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
         schema, table = schema.lower(), table.lower()
         sources = [k for k in ("upload_id", "result_id", "data") if req.get(k) is not None]
         if len(sources) != 1:
@@ -553,7 +584,8 @@ class FakeState:
         t = db.schemas.get(schema, {}).get(table)
         if t is not None and t.locked_by is not None:
             raise ApiError(
-                409, "RESOURCE_LOCKED",
+                409,
+                "RESOURCE_LOCKED",
                 f"another operation is already running for {t.full_name}; retry shortly",
                 headers={"Retry-After": str(RETRY_AFTER_LOCKED)},
             )
@@ -563,29 +595,43 @@ class FakeState:
             seen = self.idempotency.get((db.id, req["idempotency_key"]))
             if seen is not None:
                 if seen[0] != digest:
-                    raise ApiError(409, "IDEMPOTENCY_KEY_CONFLICT",
-                                   "idempotency_key was already used with different data")
+                    raise ApiError(
+                        409,
+                        "IDEMPOTENCY_KEY_CONFLICT",
+                        "idempotency_key was already used with different data",
+                    )
                 return 200, seen[1], {}
         if t is None:  # a load into an undeclared table declares it
-            t = self._declare_table(db, schema, {"name": table, "key": req.get("key")},
-                                    db.schemas.setdefault(schema, {}))
+            t = self._declare_table(
+                db,
+                schema,
+                {"name": table, "key": req.get("key")},
+                db.schemas.setdefault(schema, {}),
+            )
         key = [k.lower() for k in (req.get("key") or t.key or [])]
         if mode in ("delete", "update", "upsert") and not key:
-            raise bad_request(f"load mode '{mode}' needs a key: declare one on the table or "
-                              "send key on the request")
+            raise bad_request(
+                f"load mode '{mode}' needs a key: declare one on the table or "
+                "send key on the request"
+            )
         missing = [k for k in key if k not in incoming.column_names]
         if missing:
             raise bad_request("key columns missing from the data: " + ", ".join(missing))
 
         def apply(job: Job | None = None) -> dict[str, Any]:
             self._apply_load(t, mode, key, incoming)
-            receipt = {"connection_id": db.default_connection_id, "schema_name": t.schema,
-                       "table_name": t.name, "row_count": t.data.num_rows if t.data else 0,
-                       "arrow_schema_json": _arrow_schema_json(t.data if t.data is not None
-                                                               else incoming)}
+            receipt = {
+                "connection_id": db.default_connection_id,
+                "schema_name": t.schema,
+                "table_name": t.name,
+                "row_count": t.data.num_rows if t.data else 0,
+                "arrow_schema_json": _arrow_schema_json(t.data if t.data is not None else incoming),
+            }
             if req.get("idempotency_key") is not None:
                 self.idempotency[(db.id, req["idempotency_key"])] = (
-                    hashlib.sha256(req["data"].encode()).hexdigest(), receipt)
+                    hashlib.sha256(req["data"].encode()).hexdigest(),
+                    receipt,
+                )
             return receipt
 
         if not req.get("async"):
@@ -651,8 +697,10 @@ class FakeState:
     def _conform(current: pa.Table, incoming: pa.Table, mode: str) -> pa.Table:
         have, got = current.column_names, incoming.column_names
         if mode == "append" and set(have) - set(got):
-            raise bad_request("an append must carry every existing column; missing: "
-                              + ", ".join(c for c in have if c not in got))
+            raise bad_request(
+                "an append must carry every existing column; missing: "
+                + ", ".join(c for c in have if c not in got)
+            )
         extra = [c for c in got if c not in have]
         if extra:
             raise bad_request("columns not in the table: " + ", ".join(extra))
@@ -660,8 +708,9 @@ class FakeState:
             return incoming
         missing = [c for c in have if c not in got]
         if missing:
-            raise bad_request(f"a {mode} load must carry every column; missing: "
-                              + ", ".join(missing))
+            raise bad_request(
+                f"a {mode} load must carry every column; missing: " + ", ".join(missing)
+            )
         try:
             return incoming.select(have).cast(current.schema)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
@@ -669,8 +718,9 @@ class FakeState:
 
     # -- indexes ---------------------------------------------------------------------------
 
-    def create_index(self, connection_id: str, schema: str, table: str,
-                     req: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def create_index(
+        self, connection_id: str, schema: str, table: str, req: dict[str, Any]
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
         db = self.database_by_connection(connection_id)
         t = self.table(db, schema, table)
         indexes = db.indexes.setdefault((t.schema, t.name), {})
@@ -680,18 +730,20 @@ class FakeState:
         metric = req.get("metric")
         provider = req.get("embedding_provider_id")
         if index_type not in ("sorted", "bm25", "vector"):
-            raise bad_request(f"unknown index_type '{index_type}'; expected sorted, bm25 or "
-                              "vector")
+            raise bad_request(f"unknown index_type '{index_type}'; expected sorted, bm25 or vector")
         if not columns:
             raise bad_request("columns must name at least one column")
         if name in indexes:
             raise bad_request(f"index '{name}' already exists on {t.full_name}")
         if t.sorted_by:
-            raise bad_request(f"{t.full_name} declares a sort order (sorted_by); no index can "
-                              "be created on it")
+            raise bad_request(
+                f"{t.full_name} declares a sort order (sorted_by); no index can be created on it"
+            )
         if t.data is None:
-            raise bad_request(f"Managed table '{t.full_name}' is declared but has no data; "
-                              "load data before creating an index")
+            raise bad_request(
+                f"Managed table '{t.full_name}' is declared but has no data; "
+                "load data before creating an index"
+            )
         unknown = [c for c in columns if c not in t.data.column_names]
         if unknown:
             raise bad_request(f"column '{unknown[0]}' not found in {t.full_name}")
@@ -703,8 +755,9 @@ class FakeState:
             if len(columns) != 1:
                 raise bad_request("a vector index takes exactly one column")
             if any(i.index_type == "vector" for i in indexes.values()):
-                raise bad_request(f"{t.full_name} already has a vector index; drop it before "
-                                  "creating another")
+                raise bad_request(
+                    f"{t.full_name} already has a vector index; drop it before creating another"
+                )
             if provider and indexes:
                 raise bad_request(_EMBEDDING_EXCLUSIVE)
             metric = metric or ("cosine" if provider else "l2")
@@ -714,9 +767,11 @@ class FakeState:
             if provider:
                 if not pa.types.is_string(col_type) and not pa.types.is_large_string(col_type):
                     raise bad_request("an embedding-backed vector index needs a text column")
-            elif not (pa.types.is_list(col_type) or pa.types.is_fixed_size_list(col_type)
-                      or pa.types.is_large_list(col_type)) or not pa.types.is_floating(
-                          col_type.value_type):
+            elif not (
+                pa.types.is_list(col_type)
+                or pa.types.is_fixed_size_list(col_type)
+                or pa.types.is_large_list(col_type)
+            ) or not pa.types.is_floating(col_type.value_type):
                 raise bad_request(f"column '{columns[0]}' does not hold float vectors")
         elif index_type == "bm25":
             if len(columns) != 1:
@@ -743,8 +798,9 @@ class FakeState:
         def build(job: Job | None = None) -> dict[str, Any]:
             try:
                 if index_type == "vector" and provider:
-                    t.data = _with_toy_embeddings(t.data, columns[0], output_column,
-                                                  req.get("dimensions") or 32)
+                    t.data = _with_toy_embeddings(
+                        t.data, columns[0], output_column, req.get("dimensions") or 32
+                    )
                     index.built = engine.VectorIndex(t.data, output_column, metric)
                 elif index_type == "vector":
                     if t.last_load_mixed_upsert and self.fail_vector_build_after_mixed_upsert:
@@ -789,10 +845,20 @@ class FakeState:
             for index in indexes.values():
                 if params.get("index_type") and params["index_type"] != index.index_type:
                     continue
-                entries.append({**index.info(), "connection_id": db.default_connection_id,
-                                "schema_name": schema, "table_name": table})
-        return {"indexes": entries, "count": len(entries), "has_more": False,
-                "limit": int(params.get("limit") or 100)}
+                entries.append(
+                    {
+                        **index.info(),
+                        "connection_id": db.default_connection_id,
+                        "schema_name": schema,
+                        "table_name": table,
+                    }
+                )
+        return {
+            "indexes": entries,
+            "count": len(entries),
+            "has_more": False,
+            "limit": int(params.get("limit") or 100),
+        }
 
     def delete_index(self, connection_id: str, schema: str, table: str, name: str) -> None:
         db = self.database_by_connection(connection_id)
@@ -801,9 +867,12 @@ class FakeState:
         if name not in indexes:
             raise not_found(f"index '{name}' not found on {t.full_name}")
         if t.locked_by is not None:
-            raise ApiError(409, "RESOURCE_LOCKED",
-                           f"a load into {t.full_name} is running; retry shortly",
-                           headers={"Retry-After": str(RETRY_AFTER_LOCKED)})
+            raise ApiError(
+                409,
+                "RESOURCE_LOCKED",
+                f"a load into {t.full_name} is running; retry shortly",
+                headers={"Retry-After": str(RETRY_AFTER_LOCKED)},
+            )
         del indexes[name]
 
     # -- information schema ----------------------------------------------------------------
@@ -823,8 +892,9 @@ class FakeState:
                 continue
             for schema, entries in db.schemas.items():
                 for t in entries.values():
-                    if not like(params.get("schema"), schema) or not like(params.get("table"),
-                                                                          t.name):
+                    if not like(params.get("schema"), schema) or not like(
+                        params.get("table"), t.name
+                    ):
                         continue
                     info = {
                         "connection": db.default_connection_id,
@@ -837,23 +907,49 @@ class FakeState:
                         "constant_per_key": t.constant_per_key,
                     }
                     if include:
-                        info["columns"] = [] if t.data is None else [
-                            {"name": f.name, "data_type": engine.datafusion_type_name(f.type),
-                             "nullable": f.nullable} for f in t.data.schema]
+                        info["columns"] = (
+                            []
+                            if t.data is None
+                            else [
+                                {
+                                    "name": f.name,
+                                    "data_type": engine.datafusion_type_name(f.type),
+                                    "nullable": f.nullable,
+                                }
+                                for f in t.data.schema
+                            ]
+                        )
                     tables.append(info)
         limit = int(params.get("limit") or 100)
         offset = int(params.get("cursor") or 0)
-        page = tables[offset:offset + limit]
+        page = tables[offset : offset + limit]
         more = offset + limit < len(tables)
-        return {"tables": page, "count": len(page), "limit": limit, "has_more": more,
-                "next_cursor": str(offset + limit) if more else None}
+        return {
+            "tables": page,
+            "count": len(page),
+            "limit": limit,
+            "has_more": more,
+            "next_cursor": str(offset + limit) if more else None,
+        }
 
     # -- jobs ------------------------------------------------------------------------------
 
-    def _new_job(self, job_type: str, database_id: str, work: Callable[..., Any], *,
-                 on_finish: Callable[[Job], None] | None = None) -> Job:
-        job = Job(id=new_id("job"), job_type=job_type, database_id=database_id,
-                  created_at=now(), work=work, on_finish=on_finish)
+    def _new_job(
+        self,
+        job_type: str,
+        database_id: str,
+        work: Callable[..., Any],
+        *,
+        on_finish: Callable[[Job], None] | None = None,
+    ) -> Job:
+        job = Job(
+            id=new_id("job"),
+            job_type=job_type,
+            database_id=database_id,
+            created_at=now(),
+            work=work,
+            on_finish=on_finish,
+        )
         for fault in list(self.job_faults):
             if fault.job_type in (None, job_type):
                 job.forced = (fault.status, fault.message)
@@ -864,14 +960,18 @@ class FakeState:
         self.jobs[job.id] = job
         return job
 
-    def _submitted(self, job: Job, async_after_ms: int | None
-                   ) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def _submitted(
+        self, job: Job, async_after_ms: int | None
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
         if self.job_mode == "immediate":
             self.run_job(job)
             if async_after_ms is not None and job.status == "succeeded" and job.result:
                 return (201 if job.job_type == "create_index" else 200), job.result, {}
-        return 202, {"id": job.id, "status": job.status,
-                     "status_url": f"{self.base_url}/v1/jobs/{job.id}"}, {}
+        return (
+            202,
+            {"id": job.id, "status": job.status, "status_url": f"{self.base_url}/v1/jobs/{job.id}"},
+            {},
+        )
 
     def step_job(self, job: Job) -> None:
         if job.status == "pending":
@@ -936,7 +1036,7 @@ class FakeState:
             jobs = [j for j in jobs if j.status in wanted]
         offset = int(params.get("offset") or 0)
         limit = int(params.get("limit") or 50)
-        return {"jobs": [j.record() for j in jobs[offset:offset + limit]]}
+        return {"jobs": [j.record() for j in jobs[offset : offset + limit]]}
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -951,16 +1051,28 @@ class FakeState:
         for schema, tables in db.schemas.items():
             for t in tables.values():
                 indexes = db.indexes.get((schema, t.name), {}).values()
-                views.append(engine.TableView(
-                    catalog=db.default_catalog, schema=schema, name=t.name, data=t.data,
-                    bm25={i.columns[0]: i.built for i in indexes
-                          if i.index_type == "bm25" and i.status == "ready"},
-                    vector={i.columns[0]: i.built for i in indexes
-                            if i.index_type == "vector" and i.status == "ready"},
-                ))
+                views.append(
+                    engine.TableView(
+                        catalog=db.default_catalog,
+                        schema=schema,
+                        name=t.name,
+                        data=t.data,
+                        bm25={
+                            i.columns[0]: i.built
+                            for i in indexes
+                            if i.index_type == "bm25" and i.status == "ready"
+                        },
+                        vector={
+                            i.columns[0]: i.built
+                            for i in indexes
+                            if i.index_type == "vector" and i.status == "ready"
+                        },
+                    )
+                )
         try:
             table = engine.execute(
-                sql, views,
+                sql,
+                views,
                 catalog=(req.get("default_catalog") or db.default_catalog).lower(),
                 default_schema=(req.get("default_schema") or db.default_schema).lower(),
                 trace=trace,
@@ -968,8 +1080,9 @@ class FakeState:
         except engine.EngineError as exc:
             trace.error = str(exc)
             elapsed = int((time.monotonic() - started) * 1000)
-            run = QueryRun(new_id("qrun"), db.id, sql, created, now(), "failed", None, None,
-                           elapsed, str(exc))
+            run = QueryRun(
+                new_id("qrun"), db.id, sql, created, now(), "failed", None, None, elapsed, str(exc)
+            )
             self.query_runs[run.id] = run
             if "No field named" in str(exc) and _quotes_mixed_case(sql):
                 # The engine answers this one with a bare 400: no body at all.
@@ -982,8 +1095,18 @@ class FakeState:
         result = StoredResult(new_id("rslt"), db.id, columns, nullable, rows, table)
         self.results[result.id] = result
         elapsed = int((time.monotonic() - started) * 1000)
-        run = QueryRun(new_id("qrun"), db.id, sql, created, now(), "succeeded", result.id,
-                       len(rows), elapsed, None)
+        run = QueryRun(
+            new_id("qrun"),
+            db.id,
+            sql,
+            created,
+            now(),
+            "succeeded",
+            result.id,
+            len(rows),
+            elapsed,
+            None,
+        )
         self.query_runs[run.id] = run
         truncated = len(rows) > self.preview_row_limit
         preview = rows[: self.preview_row_limit]
@@ -1001,18 +1124,25 @@ class FakeState:
             "warning": None,
         }, table
 
-    def get_result(self, database_id: str, result_id: str, params: dict[str, str]
-                   ) -> tuple[dict[str, Any], pa.Table]:
+    def get_result(
+        self, database_id: str, result_id: str, params: dict[str, str]
+    ) -> tuple[dict[str, Any], pa.Table]:
         result = self.results.get(result_id)
         if result is None or result.database_id != database_id:
             raise not_found(f"Result '{result_id}' not found")
         offset = int(params.get("offset") or 0)
         limit = int(params["limit"]) if params.get("limit") else len(result.rows)
-        rows = result.rows[offset:offset + limit]
-        return {"result_id": result.id, "status": "ready", "columns": result.columns,
-                "nullable": result.nullable, "rows": rows, "row_count": len(rows),
-                "total_row_count": len(result.rows), "error_message": None}, \
-            result.arrow.slice(offset, limit)
+        rows = result.rows[offset : offset + limit]
+        return {
+            "result_id": result.id,
+            "status": "ready",
+            "columns": result.columns,
+            "nullable": result.nullable,
+            "rows": rows,
+            "row_count": len(rows),
+            "total_row_count": len(result.rows),
+            "error_message": None,
+        }, result.arrow.slice(offset, limit)
 
     def get_query_run(self, database_id: str, run_id: str) -> dict[str, Any]:
         run = self.query_runs.get(run_id)
@@ -1025,8 +1155,12 @@ class FakeState:
         if params.get("status"):
             runs = [r for r in runs if r.status in params["status"].split(",")]
         limit = int(params.get("limit") or 50)
-        return {"query_runs": [r.info() for r in runs[:limit]], "count": len(runs[:limit]),
-                "limit": limit, "has_more": len(runs) > limit}
+        return {
+            "query_runs": [r.info() for r in runs[:limit]],
+            "count": len(runs[:limit]),
+            "limit": limit,
+            "has_more": len(runs) > limit,
+        }
 
 
 _EMBEDDING_EXCLUSIVE = (

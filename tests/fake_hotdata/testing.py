@@ -23,12 +23,18 @@ def api_client(fake: FakeHotdata, **config: Any) -> hotdata.ApiClient:
     return hotdata.ApiClient(fake.configuration(**config))
 
 
-def create_database(api: hotdata.ApiClient, name: str = "cards", *, table: str = "cards",
-                    key: list[str] | None = None) -> m.CreateDatabaseResponse:
+def create_database(
+    api: hotdata.ApiClient,
+    name: str = "cards",
+    *,
+    table: str = "cards",
+    key: list[str] | None = None,
+) -> m.CreateDatabaseResponse:
     decl = m.DatabaseDefaultTableDecl(name=table, key=key or ["name"])
     return hotdata.DatabasesApi(api).create_database(
-        m.CreateDatabaseRequest(name=name, schemas=[m.DatabaseDefaultSchemaDecl(
-            name="public", tables=[decl])])
+        m.CreateDatabaseRequest(
+            name=name, schemas=[m.DatabaseDefaultSchemaDecl(name="public", tables=[decl])]
+        )
     )
 
 
@@ -42,21 +48,41 @@ def upload(api: hotdata.ApiClient, table: pa.Table) -> str:
     return hotdata.UploadsApi(api).upload_file(parquet_bytes(table)).upload_id
 
 
-def load(api: hotdata.ApiClient, db: Any, table: pa.Table, *, mode: str = "replace",
-         name: str = "cards", var_async: bool = False, **kwargs: Any) -> Any:
+def load(
+    api: hotdata.ApiClient,
+    db: Any,
+    table: pa.Table,
+    *,
+    mode: str = "replace",
+    name: str = "cards",
+    var_async: bool = False,
+    **kwargs: Any,
+) -> Any:
     """Upload ``table`` as Parquet and load it; returns the SDK's response model."""
-    request = m.LoadManagedTableRequest(mode=mode, upload_id=upload(api, table),
-                                        var_async=var_async, **kwargs)
+    request = m.LoadManagedTableRequest(
+        mode=mode, upload_id=upload(api, table), var_async=var_async, **kwargs
+    )
     generated = hotdata.api.databases_api.DatabasesApi(api)  # no automatic lock retry
     return generated.load_database_table(db.id, "public", name, request)
 
 
-def create_index(api: hotdata.ApiClient, db: Any, *, name: str, index_type: str,
-                 columns: list[str], table: str = "cards", **kwargs: Any) -> Any:
+def create_index(
+    api: hotdata.ApiClient,
+    db: Any,
+    *,
+    name: str,
+    index_type: str,
+    columns: list[str],
+    table: str = "cards",
+    **kwargs: Any,
+) -> Any:
     return hotdata.IndexesApi(api).create_index(
-        db.default_connection_id, "public", table,
-        m.CreateIndexRequest(index_name=name, index_type=index_type, columns=columns,
-                             var_async=True, **kwargs),
+        db.default_connection_id,
+        "public",
+        table,
+        m.CreateIndexRequest(
+            index_name=name, index_type=index_type, columns=columns, var_async=True, **kwargs
+        ),
     )
 
 
@@ -87,8 +113,24 @@ def cards_table(n: int = 40, dim: int = 16, seed: int = 7) -> pa.Table:
     common vocabulary, so term statistics vary the way real text does.
     """
     rng = np.random.default_rng(seed)
-    vocab = ["garden", "quiet", "river", "stone", "lantern", "harbor", "meadow", "copper",
-             "violet", "orchard", "thunder", "marble", "willow", "ember", "cedar", "falcon"]
+    vocab = [
+        "garden",
+        "quiet",
+        "river",
+        "stone",
+        "lantern",
+        "harbor",
+        "meadow",
+        "copper",
+        "violet",
+        "orchard",
+        "thunder",
+        "marble",
+        "willow",
+        "ember",
+        "cedar",
+        "falcon",
+    ]
     names, texts = [], []
     for i in range(n):
         words = list(rng.choice(vocab, size=int(rng.integers(4, 12))))
@@ -98,9 +140,11 @@ def cards_table(n: int = 40, dim: int = 16, seed: int = 7) -> pa.Table:
         texts.append(" ".join(words))
     emb = rng.normal(size=(n, dim)).astype(np.float32)
     emb /= np.linalg.norm(emb, axis=1, keepdims=True)
-    return pa.table({
-        "name": names,
-        "path": [f"cards/{x}.md" for x in names],
-        "text": texts,
-        "embedding": pa.array(emb.tolist(), type=VECTOR),
-    })
+    return pa.table(
+        {
+            "name": names,
+            "path": [f"cards/{x}.md" for x in names],
+            "text": texts,
+            "embedding": pa.array(emb.tolist(), type=VECTOR),
+        }
+    )

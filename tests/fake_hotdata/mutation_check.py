@@ -1,0 +1,273 @@
+"""Check that each rule's test fails when the rule is taken out of the fake.
+
+Run ``python -m tests.fake_hotdata.mutation_check`` from the repository root.  For each entry
+below it copies ``tests/`` to a scratch directory, replaces one snippet of the fake with a
+version that no longer enforces the rule, runs the test written for that rule, and reports
+whether it failed (it should).  It takes about two minutes and is not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parents[1]
+F = "tests/fake_hotdata/"
+
+# (rule, file, snippet enforcing it, snippet without it, test ids that must fail)
+MUTATIONS = [
+    (
+        "no index without data",
+        F + "state.py",
+        '        if t.data is None:\n            raise bad_request(\n                f"Managed table',
+        '        if False:\n            raise bad_request(\n                f"Managed table',
+        "test_fake_hotdata_rules.py::test_no_index_on_a_table_without_data",
+    ),
+    (
+        "one vector index per table",
+        F + "state.py",
+        '            if any(i.index_type == "vector" for i in indexes.values()):',
+        "            if False:",
+        "test_fake_hotdata_rules.py::test_one_vector_index_per_table",
+    ),
+    (
+        "provider-backed refused beside others",
+        F + "state.py",
+        "            if provider and indexes:",
+        "            if False:",
+        "test_fake_hotdata_rules.py::test_provider_backed_vector_index_refused_beside_another_index",
+    ),
+    (
+        "provider-backed excludes later",
+        F + "state.py",
+        "        if any(i.provider_backed for i in indexes.values()):",
+        "        if False:",
+        "test_fake_hotdata_rules.py::test_provider_backed_vector_index_excludes_later_indexes",
+    ),
+    (
+        "bm25 needs its index",
+        F + "engine.py",
+        '        if index is None:\n            engine_errors.append(f"No BM25',
+        '        if index is None and view.data is not None:\n            index = Bm25Index(view.data, column)\n        if index is None:\n            engine_errors.append(f"No BM25',
+        "test_fake_hotdata_rules.py::test_bm25_search_without_a_bm25_index_errors_with_the_engine_message",
+    ),
+    (
+        "bm25 row order",
+        F + "engine.py",
+        "        hits.sort(key=lambda h: h[0])",
+        "        pass",
+        "test_fake_hotdata_rules.py::test_bm25_results_come_back_in_row_order_not_score_order",
+    ),
+    (
+        "bm25 silent 1000 cap",
+        F + "engine.py",
+        "BM25_DEFAULT_K = 1000",
+        "BM25_DEFAULT_K = 10**6",
+        "test_fake_hotdata_rules.py::test_bm25_without_k_caps_silently_at_1000_rows",
+    ),
+    (
+        "declared table rejects queries",
+        F + "engine.py",
+        "            if view is not None and view.data is None:",
+        "            if False:",
+        "test_fake_hotdata_rules.py::test_declared_table_without_data_rejects_queries",
+    ),
+    (
+        "identifiers lowercased",
+        F + "state.py",
+        "    names = [n.lower() for n in table.column_names]",
+        "    names = list(table.column_names)",
+        "test_fake_hotdata_rules.py::test_identifiers_are_lowercased_when_stored",
+    ),
+    (
+        "quoted mixed case bare 400",
+        F + "state.py",
+        '                raise ApiError(400, "BAD_REQUEST", "", bare=True) from exc',
+        "                pass",
+        "test_fake_hotdata_rules.py::test_identifiers_are_lowercased_when_stored",
+    ),
+    (
+        "unscoped refused",
+        F + "server.py",
+        "    database_id = header_db or body_db\n",
+        "    database_id = header_db or body_db or next(iter(s.databases), None)\n",
+        "test_fake_hotdata_rules.py::test_unscoped_query_is_refused",
+    ),
+    (
+        "mixed upsert fails vector build",
+        F + "state.py",
+        "                    mixed = rewritten and added",
+        "                    mixed = False",
+        "test_fake_hotdata_rules.py::test_vector_build_right_after_a_mixed_upsert_fails_on_the_job_record",
+    ),
+    (
+        "mixed detection not over-eager",
+        F + "state.py",
+        "                    mixed = rewritten and added",
+        "                    mixed = rewritten or added",
+        "test_fake_hotdata_rules.py::test_a_pure_upsert_rewrite_and_a_pure_insert_are_not_mixed",
+    ),
+    (
+        "concurrent load locked",
+        F + "state.py",
+        "        if t is not None and t.locked_by is not None:",
+        "        if False:",
+        "test_fake_hotdata_rules.py::test_load_while_another_load_runs_gets_resource_locked",
+    ),
+    (
+        "index served only for three-part name",
+        F + "engine.py",
+        "        if len(shape.table_parts) == 3:\n            view = _resolve",
+        "        if True:\n            view = _resolve",
+        "test_fake_hotdata_rules.py::test_index_served_shape_and_the_shapes_that_fall_back_to_a_scan",
+    ),
+    (
+        "metric must match",
+        F + "engine.py",
+        "        if index.metric != shape.metric:",
+        "        if False:",
+        "test_fake_hotdata_rules.py::test_index_served_shape_and_the_shapes_that_fall_back_to_a_scan",
+    ),
+    (
+        "projected vector declines",
+        F + "sqlshape.py",
+        "                elif _column_ref(expr) == column:",
+        "                elif False:",
+        "test_fake_hotdata_rules.py::test_index_served_shape_and_the_shapes_that_fall_back_to_a_scan",
+    ),
+    (
+        "limit required",
+        F + "sqlshape.py",
+        '        elif "limit" not in clauses:\n            reason = "no LIMIT"',
+        '        elif "limit" not in clauses:\n            clauses["limit"] = [Token("num", "1000", 0, 0, 0)]',
+        "test_fake_hotdata_rules.py::test_index_served_shape_and_the_shapes_that_fall_back_to_a_scan",
+    ),
+    (
+        "descending declines",
+        F + "sqlshape.py",
+        "        if descending:\n            reason",
+        "        if False:\n            reason",
+        "test_fake_hotdata_rules.py::test_index_served_shape_and_the_shapes_that_fall_back_to_a_scan",
+    ),
+    (
+        "vector index actually used",
+        F + "engine.py",
+        '    if trace.vector_lookups:\n        trace.served_by = "vector_index"',
+        "    pass",
+        "test_fake_hotdata_search.py::test_vector_arm_is_index_served_and_matches_numpy_cosine",
+    ),
+    (
+        "jobs step one at a time",
+        F + "state.py",
+        "                if job.status not in TERMINAL:\n                    self.step_job(job)\n                    moved",
+        "                if job.status not in TERMINAL:\n                    self.run_job(job)\n                    moved",
+        "test_fake_hotdata_faults.py::test_jobs_step_pending_running_succeeded_under_test_control",
+    ),
+    (
+        "attempts counted",
+        F + "state.py",
+        "            job.attempts += 1",
+        "            pass",
+        "test_fake_hotdata_faults.py::test_jobs_step_pending_running_succeeded_under_test_control",
+    ),
+    (
+        "retry-after on injected faults",
+        F + "server.py",
+        '                headers["Retry-After"] = _retry_after_text(fault.retry_after)',
+        "                pass",
+        "test_fake_hotdata_faults.py::test_injected_409_carries_retry_after_and_the_sdk_load_retry_honours_it",
+    ),
+    (
+        "429 injected",
+        F + "server.py",
+        "        if fault is not None and fault.status is not None:",
+        "        if fault is not None and fault.status is not None and fault.status != 429:",
+        "test_fake_hotdata_faults.py::test_injected_429_is_retried_by_the_sdk_query_client",
+    ),
+    (
+        "500 message",
+        F + "server.py",
+        '            message = fault.message or f"injected',
+        '            message = f"injected',
+        "test_fake_hotdata_faults.py::test_injected_500_carries_its_message",
+    ),
+    (
+        "drop after",
+        F + "server.py",
+        '        if fault is not None and fault.drop == "after":',
+        "        if False:",
+        "test_fake_hotdata_faults.py::test_dropped_connection_after_a_create_without_retries test_fake_hotdata_faults.py::test_dropped_connection_on_a_load test_fake_hotdata_faults.py::test_dropped_connection_after_a_create_with_sdk_default_retries_creates_twice",
+    ),
+    (
+        "drop before",
+        F + "server.py",
+        '        if fault is not None and fault.drop == "before":\n            self._drop()\n            return',
+        '        if fault is not None and fault.drop == "before":\n            self._handle(state, method, path, params, body)\n            self._drop()\n            return',
+        "test_fake_hotdata_faults.py::test_dropped_connection_before_a_create_applies_nothing test_fake_hotdata_faults.py::test_dropped_connection_on_a_load",
+    ),
+    (
+        "job failure fault",
+        F + "state.py",
+        '            if job.forced is not None and job.forced[0] == "failed":',
+        "            if False:",
+        "test_fake_hotdata_faults.py::test_injected_job_failure_carries_its_message",
+    ),
+    (
+        "job partial fault",
+        F + "state.py",
+        '                if job.forced is not None and job.status == "succeeded":',
+        "                if False:",
+        "test_fake_hotdata_faults.py::test_injected_partial_success_on_a_load",
+    ),
+    (
+        "auth checked",
+        F + "server.py",
+        '            if path.startswith("/v1/"):\n                self._check_auth(state, path)',
+        "            pass",
+        "test_fake_hotdata_protocol.py::test_wrong_api_key_is_401_with_an_error_body test_fake_hotdata_protocol.py::test_workspace_header_is_checked",
+    ),
+    (
+        "bodies validated",
+        F + "server.py",
+        "            if model is not None:\n                request.model = _validate(model, body)",
+        "            if model is not None:\n                request.model = json.loads(body or b'{}')",
+        "test_fake_hotdata_protocol.py::test_request_bodies_are_validated_with_the_sdk_models",
+    ),
+]
+
+
+def main() -> int:
+    failures = 0
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(scratch)
+        for name, path, old, new, tests in MUTATIONS:
+            if (work / "tests").exists():
+                shutil.rmtree(work / "tests")
+            shutil.copytree(TESTS, work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+            target = work / path
+            text = target.read_text()
+            if text.count(old) != 1:
+                print(f"{name:45s} SNIPPET NOT FOUND EXACTLY ONCE")
+                failures += 1
+                continue
+            target.write_text(text.replace(old, new))
+            ids = ["tests/" + t for t in tests.split()]
+            proc = subprocess.run(
+                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *ids],
+                cwd=work,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            caught = proc.returncode == 1
+            failures += not caught
+            tail = proc.stdout.strip().splitlines()[-1:] or [""]
+            print(f"{name:45s} {'caught' if caught else 'NOT CAUGHT'} ({tail[0]})", flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
