@@ -315,6 +315,22 @@ def test_exact_vector_search_is_a_scan_and_says_so(fake, birds, env):
     assert exact.semantic.names()[:5] == approx.semantic.names()[:5]
 
 
+def test_a_blank_query_sends_nothing(fake, birds, env):
+    before = len(fake.requests)
+    answer = run("search", birds, env, text="   ")
+    assert answer.ok and all(not r.hits for r in answer.rankings().values())
+    assert len(fake.requests) == before
+
+
+@pytest.mark.xfail(reason="fake server: bm25_search with no matching row fails DataFusion's "
+                   "plan check (an empty dataset); the engine returns no rows", strict=False)
+def test_a_query_no_card_matches_gives_an_empty_bm25_ranking(fake, birds, env):
+    run("sync", birds, env)
+    run("build", birds, env)
+    answer = run("search", birds, env, text="xyzzyplugh", mode="bm25")
+    assert answer.bm25.ok and answer.bm25.hits == ()
+
+
 def test_bm25_without_its_index_fails_with_the_engines_message(fake, birds, env):
     run("sync", birds, env)
     with pytest.raises(EngineFailure, match="No BM25 index found on column 'text'"):

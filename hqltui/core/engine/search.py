@@ -118,6 +118,9 @@ def search(
     window = s.window
     depth = max(window, limit)  # an arm shown alone fetches at least what is shown
     want = {"bm25", "semantic", "hybrid"} if mode == "all" else {mode}
+    if not text.strip():  # a blank query: empty rankings, as locally; nothing is sent
+        empty = {arm: Ranking() for arm in want}
+        return EngineAnswer(text, empty.get("bm25"), empty.get("semantic"), empty.get("hybrid"))
     own = client is None
     c = client or options.client(settings, "search")
     try:
