@@ -395,3 +395,15 @@ def test_list_float32_column_is_reported_as_such(api, loaded):
     types = {c.name: c.data_type for c in info.tables[0].columns}
     assert types["embedding"] == "List(Float32)"
     assert cards_table().schema.field("embedding").type == VECTOR
+
+
+def test_bm25_with_no_matching_row_returns_no_rows(fake_hotdata, api, loaded):
+    create_index(api, loaded, name="b", index_type="bm25", columns=["text"])
+    fake_hotdata.run_jobs()
+    empty = query(
+        api,
+        loaded,
+        "SELECT name, score FROM bm25_search('default.public.cards', 'text', 'xyzzyplugh', 10) "
+        "ORDER BY score DESC, name ASC",
+    )
+    assert empty.rows == [] and empty.columns == ["name", "score"]

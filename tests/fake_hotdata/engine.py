@@ -190,6 +190,16 @@ class QueryTrace:
     row_count: int | None = None
 
 
+def _provider(ctx: SessionContext, table: pa.Table) -> Table:
+    """An in-memory table provider with at least one (possibly empty) partition.
+
+    An Arrow dataset over zero batches has zero partitions, which DataFusion's plan checks
+    reject under a sort; one empty batch keeps a single partition and still yields no rows.
+    """
+    batches = table.to_batches() or [pa.RecordBatch.from_pylist([], schema=table.schema)]
+    return Table(ctx.create_dataframe([batches], schema=table.schema))
+
+
 def _split_name(name: str) -> list[str]:
     return [
         p.strip().strip('"') if p.strip().startswith('"') else p.strip().lower()
@@ -248,32 +258,24 @@ def execute(
         schemas[name] = cat.schema(name)
     for t in tables:
         if t.data is not None:
-            schemas[t.schema].register_table(t.name, Table(ds.dataset(t.data)))
+            schemas[t.schema].register_table(t.name, _provider(ctx, t.data))
     ctx.register_udf(L2_UDF)
     ctx.register_udf(NEG_DOT_UDF)
 
     engine_errors: list[str] = []
 
-    def bm25_search(*args: Any) -> Table:
-        try:
-            values = [a.python_value().as_py() for a in args]
-        except Exception as exc:  # a non-literal argument
-            engine_errors.append("bm25_search arguments must be literals")
-            raise EngineError(engine_errors[-1]) from exc
+    def bm25_rows(values: list[Any]) -> pa.Table:
         if len(values) not in (3, 4):
-            engine_errors.append("bm25_search expects (table, column, query[, limit]) arguments")
-            raise EngineError(engine_errors[-1])
+            raise EngineError("bm25_search expects (table, column, query[, limit]) arguments")
         table_name, column, query = (str(v) for v in values[:3])
         k = int(values[3]) if len(values) == 4 else BM25_DEFAULT_K
         view = _resolve(tables, _split_name(table_name), catalog, default_schema)
         if view is None:
-            engine_errors.append(f"table '{table_name}' not found")
-            raise EngineError(engine_errors[-1])
+            raise EngineError(f"table '{table_name}' not found")
         column = column.lower()
         index = view.bm25.get(column)
         if index is None:
-            engine_errors.append(f"No BM25 index found on column '{column}' for {view.full_name}")
-            raise EngineError(engine_errors[-1])
+            raise EngineError(f"No BM25 index found on column '{column}' for {view.full_name}")
         hits = index.search(query, k)
         trace.bm25_calls.append(
             {
@@ -288,9 +290,32 @@ def execute(
         # Rows come back in row order, not score order: ranking must be asked for.
         hits.sort(key=lambda h: h[0])
         rows = index.snapshot.take(pa.array([h[0] for h in hits], type=pa.int64()))
-        rows = rows.append_column(
+        return rows.append_column(
             pa.field("score", pa.float32()), pa.array([h[1] for h in hits], type=pa.float32())
         )
+
+    # Answer every literal bm25_search(...) call before planning: a provider built inside the
+    # planner's callback cannot use the session (it would re-enter DataFusion's runtime).
+    prepared: dict[tuple[str, ...], Table] = {}
+    for values in sqlshape.literal_calls(sql, "bm25_search"):
+        key = tuple(str(v) for v in values)
+        if key not in prepared:
+            prepared[key] = _provider(ctx, bm25_rows(values))
+
+    def bm25_search(*args: Any) -> Table:
+        try:
+            values = [a.python_value().as_py() for a in args]
+        except Exception as exc:  # a non-literal argument
+            engine_errors.append("bm25_search arguments must be literals")
+            raise EngineError(engine_errors[-1]) from exc
+        key = tuple(str(v) for v in values)
+        if key in prepared:
+            return prepared[key]
+        try:
+            rows = bm25_rows(values)
+        except EngineError as exc:
+            engine_errors.append(str(exc))
+            raise
         return Table(ds.dataset(rows))
 
     ctx.register_udtf(udtf(bm25_search, "bm25_search"))
@@ -332,7 +357,7 @@ def execute(
         hnsw_catalog = Catalog.memory_catalog()
         hnsw_schema = Schema.memory_schema()
         hnsw_catalog.register_schema(view.schema, hnsw_schema)
-        hnsw_schema.register_table(view.name, Table(ds.dataset(candidates)))
+        hnsw_schema.register_table(view.name, _provider(ctx, candidates))
         ctx.register_catalog_provider(alias_catalog, hnsw_catalog)
         start, end = shape.table_span
         replacements.append((start, end, f'"{alias_catalog}"."{view.schema}"."{view.name}"'))

@@ -1,6 +1,6 @@
 """Check that each rule's test fails when the rule is taken out of the fake.
 
-Run ``python -m tests.fake_hotdata.mutation_check`` from the repository root.  For each entry
+Run ``python -m tests.fake_hotdata.mutation_check [NAME-FILTER]`` from the repository root.  For each entry
 below it copies ``tests/`` to a scratch directory, replaces one snippet of the fake with a
 version that no longer enforces the rule, runs the test written for that rule, and reports
 whether it failed (it should).  It takes about two minutes and is not part of the test suite.
@@ -50,8 +50,10 @@ MUTATIONS = [
     (
         "bm25 needs its index",
         F + "engine.py",
-        '        if index is None:\n            engine_errors.append(f"No BM25',
-        '        if index is None and view.data is not None:\n            index = Bm25Index(view.data, column)\n        if index is None:\n            engine_errors.append(f"No BM25',
+        '        if index is None:\n            raise EngineError(f"No BM25',
+        "        if index is None and view.data is not None:\n"
+        "            index = Bm25Index(view.data, column)\n"
+        '        if index is None:\n            raise EngineError(f"No BM25',
         "test_fake_hotdata_rules.py::test_bm25_search_without_a_bm25_index_errors_with_the_engine_message",
     ),
     (
@@ -243,7 +245,10 @@ def main() -> int:
     failures = 0
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
+        only = sys.argv[1] if len(sys.argv) > 1 else ""
         for name, path, old, new, tests in MUTATIONS:
+            if only not in name:
+                continue
             if (work / "tests").exists():
                 shutil.rmtree(work / "tests")
             shutil.copytree(TESTS, work / "tests", ignore=shutil.ignore_patterns("__pycache__"))

@@ -341,3 +341,32 @@ def analyse(sql: str) -> ShapeReport:
 def mentions_quoted_mixed_case(sql: str) -> bool:
     """True when the SQL quotes an identifier that has an upper-case letter."""
     return any(t.kind == "qident" and t.text != t.text.lower() for t in tokenize(sql))
+
+
+def literal_calls(sql: str, function: str) -> list[list[object]]:
+    """Argument lists of every ``function(...)`` call whose arguments are all literals."""
+    tokens = tokenize(sql)
+    calls = []
+    for i, tok in enumerate(tokens[:-1]):
+        if tok.word != function or tokens[i + 1].text != "(":
+            continue
+        depth = tokens[i + 1].depth + 1
+        j = i + 2
+        while j < len(tokens) and tokens[j].depth >= depth:
+            j += 1
+        values: list[object] = []
+        for arg in _split_top(tokens[i + 2 : j], depth):
+            sign = ""
+            if len(arg) == 2 and arg[0].text in ("-", "+"):
+                sign, arg = arg[0].text, arg[1:]
+            if len(arg) != 1 or arg[0].kind not in ("str", "num"):
+                break
+            text = arg[0].text
+            if arg[0].kind == "str":
+                values.append(text[1:-1].replace("''", "'"))
+            else:
+                number = float(sign + text)
+                values.append(int(number) if number.is_integer() and "." not in text else number)
+        else:
+            calls.append(values)
+    return calls
