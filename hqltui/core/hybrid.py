@@ -29,13 +29,28 @@ REVISION = "0.1.0"
 
 @dataclass(frozen=True)
 class ArmScores:
-    """One arm's scores over every card (aligned with the names), before any cut."""
+    """One arm's scores over every card (aligned with the names).
+
+    ``top`` optionally holds the positions of the best cards already in rank
+    order (at least as many as any window or limit asked of it, or every card
+    above zero) and ``total`` the count above zero, so one ranking pass serves
+    both the arm's own column and its hybrid window.
+    """
 
     arm: str
     scores: np.ndarray | None
     retrieval: Retrieval | None
     warnings: tuple[Warning, ...] = ()
     refusal: Refusal | None = None
+    top: np.ndarray | None = None
+    total: int | None = None
+
+    def ranked(self, cut: int) -> np.ndarray:
+        """Positions of the best ``cut`` cards, in rank order."""
+        assert self.scores is not None
+        if self.top is not None and (self.top.size >= cut or self.top.size == self.total):
+            return self.top[:cut]
+        return rank_indices(self.scores, cut)[0]
 
 
 def fuse(
@@ -76,7 +91,7 @@ def fuse(
     selected: list[dict[int, ArmScore]] = []
     for arm in arms:
         assert arm.scores is not None
-        chosen, _ = rank_indices(arm.scores, window)
+        chosen = arm.ranked(window)
         ranks = np.arange(1, chosen.size + 1, dtype=np.float64)
         fused[chosen] += weights[arm.arm] / (k + ranks)
         selected.append(

@@ -211,7 +211,8 @@ class LexicalIndex:
         buckets = np.fromiter(
             (fnv1a64(t) % HASHBAG_DIMENSIONS for t in vocab), dtype=np.int64, count=len(vocab)
         )
-        self.hashbag = np.zeros((n, HASHBAG_DIMENSIONS), dtype=np.float64)
+        # Bucket-major: a query touches only the rows of its own buckets.
+        self.hashbag_columns = np.zeros((HASHBAG_DIMENSIONS, n), dtype=np.float64)
         table = _log_weights(int(tf.max()) if tf.size else 0)
         for start in range(0, n, self._CHUNK):
             stop = min(n, start + self._CHUNK)
@@ -223,7 +224,7 @@ class LexicalIndex:
             norms = np.sqrt(np.cumsum(weights * weights, axis=1)[:, -1])
             nonzero = norms > 0.0
             weights[nonzero] /= norms[nonzero, None]
-            self.hashbag[start:stop] = weights
+            self.hashbag_columns[:, start:stop] = weights.T
 
         # bm25: postings grouped by term, documents ascending within a term
         order = np.argsort(terms, kind="stable")
@@ -241,19 +242,36 @@ class LexicalIndex:
 
     # -- hashbag ------------------------------------------------------------
 
+    @property
+    def hashbag(self) -> np.ndarray:
+        """The (cards, 256) hashbag matrix (a view; each row is ``hashbag_vector``)."""
+        return self.hashbag_columns.T
+
     def hashbag_scores(self, query: str) -> np.ndarray:
-        """Every card's hashbag score, by one matrix-vector product (within ~1e-15)."""
+        """Every card's hashbag score, by one matrix-vector product (within ~1e-15).
+
+        Buckets where the query is zero add nothing, so the product runs over
+        the query's non-zero buckets only (the rows of the bucket-major matrix).
+        """
         q = hashbag_vector(query)
-        if not q.any():
+        nz = np.flatnonzero(q)
+        if nz.size == 0:
             return np.zeros(self.size, dtype=np.float64)
-        return self.hashbag @ q
+        return q[nz] @ self.hashbag_columns[nz]
 
     def exact_hashbag(self, query: str, positions: np.ndarray) -> np.ndarray:
-        """Scores of the cards at ``positions``, summed in bucket order: bit-exact."""
+        """Scores of the cards at ``positions``, summed in bucket order: bit-exact.
+
+        The scalar scorer adds ``a * b`` for all 256 buckets in order; the terms
+        where the query is zero are ``+0.0`` and leave a non-negative running sum
+        unchanged, so summing the non-zero buckets in order gives the same float.
+        """
         q = hashbag_vector(query)
-        if positions.size == 0:
-            return np.zeros(0, dtype=np.float64)
-        return np.cumsum(self.hashbag[positions] * q, axis=1)[:, -1]
+        nz = np.flatnonzero(q)
+        if positions.size == 0 or nz.size == 0:
+            return np.zeros(positions.size, dtype=np.float64)
+        products = self.hashbag_columns[np.ix_(nz, positions)] * q[nz, None]
+        return np.cumsum(products, axis=0)[-1]
 
     # -- bm25 ---------------------------------------------------------------
 

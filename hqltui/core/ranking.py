@@ -69,6 +69,7 @@ __all__ = [
     "Warning",
     "name_key",
     "rank",
+    "hits_at",
     "rank_indices",
     "refine",
 ]
@@ -246,12 +247,18 @@ def rank(
 ) -> tuple[tuple[Hit, ...], int]:
     """``Hit`` objects for the top ``limit`` (see ``rank_indices``), and the total above zero."""
     chosen, total = rank_indices(scores, limit, key=key)
+    return hits_at(chosen, scores, names), total
+
+
+def hits_at(
+    positions: np.ndarray, scores: np.ndarray, names: Sequence[str] | np.ndarray
+) -> tuple[Hit, ...]:
+    """``Hit`` objects for positions already in rank order (ranks 1, 2, ...)."""
     values = np.asarray(scores, dtype=np.float64)
-    hits = tuple(
+    return tuple(
         Hit(card=str(names[i]), score=float(values[i]), rank=r)
-        for r, i in enumerate(chosen.tolist(), start=1)
+        for r, i in enumerate(np.asarray(positions).tolist(), start=1)
     )
-    return hits, total
 
 
 def refine(

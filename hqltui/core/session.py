@@ -48,7 +48,7 @@ Public API (stable; the app and the commands build on it):
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -64,7 +64,17 @@ from hqltui.core.lexical import (
     HASHBAG_REVISION,
     LexicalIndex,
 )
-from hqltui.core.ranking import LEXICAL_ARMS, Ranking, Refusal, Retrieval, Warning, rank, refine
+from hqltui.core.ranking import (
+    LEXICAL_ARMS,
+    Ranking,
+    Refusal,
+    Retrieval,
+    Warning,
+    hits_at,
+    rank,
+    rank_indices,
+    refine,
+)
 from hqltui.core.semantic import LiveEmbedders, query_vector, semantic_scores
 from producer.config import Config, SearchConfig, load_config
 from producer.parse_cache import ParseCache
@@ -304,8 +314,19 @@ class Session:
             return Ranking(
                 retrieval=scored.retrieval, warnings=scored.warnings, refusal=scored.refusal
             )
+        if scored.top is not None and limit is not None and scored.total is not None:
+            hits = hits_at(scored.ranked(limit), scored.scores, self.names)
+            return Ranking(hits, scored.retrieval, scored.warnings, None, scored.total)
         hits, total = rank(scored.scores, self.names, limit)
         return Ranking(hits, scored.retrieval, scored.warnings, None, total)
+
+    @staticmethod
+    def _ranked(scored: ArmScores, cut: int) -> ArmScores:
+        """Rank once: the arm's column and its hybrid window are prefixes of this."""
+        if scored.scores is None:
+            return scored
+        top, total = rank_indices(scored.scores, cut)
+        return replace(scored, top=top, total=total)
 
     def _empty(self, arm: str, text: str) -> Ranking:
         if arm in LEXICAL_ARMS:
@@ -325,8 +346,8 @@ class Session:
         if not text.strip():
             return Answer(text, self._empty(arm, text), Ranking(), Ranking())
         cut = max(limit, self.search.window)
-        lex = self._lexical(arm, text, cut)
-        sem = self._semantic(text, cut, live)
+        lex = self._ranked(self._lexical(arm, text, cut), cut)
+        sem = self._ranked(self._semantic(text, cut, live), cut)
         return Answer(
             text,
             self._ranking(lex, limit),
