@@ -233,4 +233,4 @@ def test_module_imports_only_numpy_and_regex() -> None:
             imported.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
             imported.add(node.module.split(".")[0])
-    assert imported <= {"__future__", "collections", "math", "numpy", "regex"}
+    assert imported <= {"__future__", "array", "collections", "math", "numpy", "regex"}

@@ -113,3 +113,11 @@ def test_every_ascii_byte_splits_as_the_rule_says() -> None:
     text = "".join(f"ab{chr(c)}cd " for c in range(128))
     got = [t for t in token_bytes(text) if len(t) > 1]
     assert got == [t.encode("utf-8") for t in tokens(text)]
+
+
+@pytest.mark.parametrize("bound", [1, 300, 1 << 16, (1 << 16) + 1, 1 << 40])
+def test_the_radix_order_is_the_stable_argsort(bound: int) -> None:
+    from hqltui.core.lexical import _stable_order
+
+    keys = np.random.default_rng(bound).integers(0, bound, 5000)
+    assert (_stable_order(keys, bound) == np.argsort(keys, kind="stable")).all()

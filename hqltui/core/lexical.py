@@ -38,6 +38,7 @@ Only ``numpy`` and ``regex`` are needed: no Textual, no torch.
 from __future__ import annotations
 
 import math
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
@@ -174,6 +175,23 @@ def _log_weights(max_count: int) -> np.ndarray:
     return table
 
 
+def _stable_order(keys: np.ndarray, bound: int) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` for keys in ``[0, bound)``, by radix passes.
+
+    numpy sorts 16-bit keys stably by radix (linear time); wider keys take one
+    such pass per 16 bits, least significant first.
+    """
+    if bound <= 1 << 16:
+        return np.argsort(keys.astype(np.uint16), kind="stable")
+    order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
+    high = keys >> 16
+    while bound > 1 << 16:
+        order = order[np.argsort((high[order] & 0xFFFF).astype(np.uint16), kind="stable")]
+        high = high >> 16
+        bound >>= 16
+    return order
+
+
 class LexicalIndex:
     """Both lexical arms' structures for a list of texts (aligned with the card order)."""
 
@@ -185,9 +203,9 @@ class LexicalIndex:
         # A missing term gets the next id: ``vocab[t]`` inserts ``len(vocab)``.
         vocab: defaultdict[bytes, int] = defaultdict()
         vocab.default_factory = vocab.__len__
-        term_ids: list[int] = []
-        tfs: list[int] = []
-        doc_ptr = [0]
+        term_ids = array("q")
+        tfs = array("q")
+        doc_ptr = array("q", [0])
         for text in texts:
             counts = Counter(token_bytes(text))
             term_ids.extend(map(vocab.__getitem__, counts))
@@ -196,9 +214,9 @@ class LexicalIndex:
         vocab.default_factory = None
         n = len(doc_ptr) - 1
         self.size = n
-        terms = np.asarray(term_ids, dtype=np.int64)
-        tf = np.asarray(tfs, dtype=np.int64)
-        docs = np.repeat(np.arange(n, dtype=np.int64), np.diff(np.asarray(doc_ptr)))
+        terms = np.frombuffer(term_ids, dtype=np.int64) if term_ids else np.zeros(0, np.int64)
+        tf = np.frombuffer(tfs, dtype=np.int64) if tfs else np.zeros(0, np.int64)
+        docs = np.repeat(np.arange(n, dtype=np.int64), np.diff(np.frombuffer(doc_ptr, np.int64)))
         short = np.fromiter((len(t) <= 1 for t in vocab), dtype=bool, count=len(vocab))
         if short.any():  # single-byte pieces from the fast path are not tokens
             keep = ~short[terms]
@@ -227,7 +245,7 @@ class LexicalIndex:
             self.hashbag_columns[:, start:stop] = weights.T
 
         # bm25: postings grouped by term, documents ascending within a term
-        order = np.argsort(terms, kind="stable")
+        order = _stable_order(terms, len(vocab))
         self.post_docs = docs[order].astype(np.int32)
         post_tf = tf[order].astype(np.float64)
         df = np.bincount(terms, minlength=len(vocab))
