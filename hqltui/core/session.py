@@ -21,6 +21,9 @@ Public API (stable; the app and the commands build on it):
 ``session.rank(text, arm, *, limit=None, live=False) -> Ranking``
     One arm alone: ``hashbag``, ``bm25``, ``semantic`` or ``hybrid``.
 
+``session.scores(text, arm, *, live=False) -> ndarray | Refusal``
+    Every card's exact score for one single arm, aligned with ``session.names``.
+
 ``session.reload() -> Session``
     A new snapshot (vault and index read again and swapped together); the old
     session stays valid for whoever still holds it. Live embedders are shared.
