@@ -137,7 +137,7 @@ class HqlApp(App[int]):
         session_factory: Callable[[Path], Any] | None = None,
         history_file: Path | None = None,
         poll_interval: float | None = 2.0,
-        debounce: float = 0.06,
+        debounce: float = 0.05,
         cursor_blink: bool = True,
         ready_file: str | None = None,
     ) -> None:
@@ -160,6 +160,7 @@ class HqlApp(App[int]):
         self.live_checked = False
         self.summary: Any = None
         self.answers_shown = 0
+        self.painted: tuple[int, float] = (0, 0.0)
         self.answer: Any = None
         self.answer_text = ""
         self.selected: str | None = None
@@ -362,6 +363,7 @@ class HqlApp(App[int]):
         self.run_worker(
             partial(self._answer, session, generation, text, arm, submitted),
             name=f"query {generation}",
+            description=f"query {generation}",  # never repr() the session: it is large
             group="query",
             exclusive=True,
             thread=True,
@@ -420,6 +422,11 @@ class HqlApp(App[int]):
         self._show_detail()
         if not partial:
             self.answers_shown += 1
+            self.call_after_refresh(self._answer_painted, self.answers_shown)
+
+    def _answer_painted(self, count: int) -> None:
+        """Instrumentation for the keystroke benchmark: when an answer reached the screen."""
+        self.painted = (count, time.perf_counter())
 
     # ------------------------------------------------------------------ choices
 

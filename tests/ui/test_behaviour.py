@@ -60,19 +60,20 @@ async def test_selection_syncs_across_columns_and_card_list(make_app, birds: Pat
         await type_query(pilot, "birds diving underwater catching fish")
         main = app.main
         semantic = main.column("semantic")
+        start = semantic.names.index(app.selected) if app.selected in semantic.names else 0
         await pilot.press("escape", "2")  # leave the query, focus the semantic column
         await settle(pilot)
         assert app.focused is semantic.table
         await pilot.press("down", "down")
         await settle(pilot)
-        chosen = semantic.names[semantic.table.cursor_row]
+        chosen = semantic.cursor_name
+        assert chosen == semantic.names[start + 2]
         assert app.selected == chosen
         for column in main.columns:
             if chosen in column.names:
-                assert column.table.show_cursor
-                assert column.names[column.table.cursor_row] == chosen
+                assert column.cursor_name == chosen
             else:
-                assert not column.table.show_cursor
+                assert column.cursor_name is None
         cards = main.query_one(CardList)
         assert cards.shown[cards.table.cursor_row] == chosen
         assert chosen in _detail_text(app)
@@ -83,8 +84,7 @@ async def test_selection_syncs_across_columns_and_card_list(make_app, birds: Pat
         picked = cards.shown[cards.table.cursor_row]
         assert app.selected == picked
         for column in main.columns:
-            if picked in column.names:
-                assert column.names[column.table.cursor_row] == picked
+            assert column.cursor_name == (picked if picked in column.names else None)
 
 
 class SlowFirst:

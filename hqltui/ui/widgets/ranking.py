@@ -15,7 +15,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import DataTable, Label, Static
+from textual.widgets import Label, Static
+
+from hqltui.ui.widgets.ranklist import RankList
+
+RANK_W, SCORE_W, BADGE_W = 3, 8, 5
 
 
 @dataclass(frozen=True)
@@ -24,18 +28,6 @@ class Row:
     name: str
     score: str
     badges: Text
-
-
-class RankTable(DataTable[Text | str]):
-    """The hits of one column. Enter opens the highlighted card."""
-
-    BINDING_GROUP_TITLE = "Ranking"
-
-    class Entered(Message):
-        """Focus arrived; the column shows a cursor if it had none."""
-
-    def on_focus(self) -> None:
-        self.post_message(self.Entered())
 
 
 class RankingColumn(Vertical):
@@ -67,20 +59,28 @@ class RankingColumn(Vertical):
         self._title = title
         self._names: list[str] = []
         self._rows: list[Row] = []
-        self._name_width = 0
+        self._width = 0
 
     def compose(self) -> ComposeResult:
         yield Label(self._title, classes="column-title")
-        yield RankTable(cursor_type="row", cell_padding=0, id=f"{self.slot}-table")
+        yield Static("", classes="column-header")
+        yield RankList(id=f"{self.slot}-table")
         yield Static("", classes="column-message")
 
     @property
-    def table(self) -> RankTable:
-        return self.query_one(RankTable)
+    def table(self) -> RankList:
+        return self.query_one(RankList)
 
     @property
     def names(self) -> list[str]:
         return list(self._names)
+
+    @property
+    def cursor_name(self) -> str | None:
+        table = self.table
+        if table.show_cursor and 0 <= table.cursor < len(self._names):
+            return self._names[table.cursor]
+        return None
 
     def set_title(self, title: Text | str) -> None:
         self.query_one(".column-title", Label).update(title)
@@ -89,8 +89,7 @@ class RankingColumn(Vertical):
         """Replace the hits with one message; ``kind``: empty, none, refusal or busy."""
         self._names = []
         self._rows = []
-        with self.table.prevent(DataTable.RowHighlighted):
-            self.table.clear()
+        self.table.set_rows([], None)
         box = self.query_one(".column-message", Static)
         box.update(message)
         box.set_classes(f"column-message -{kind}")
@@ -103,75 +102,47 @@ class RankingColumn(Vertical):
         self._fill(selected)
 
     def on_resize(self) -> None:
-        if self._rows and self._name_width != self._fit():
-            row = self.table.cursor_row
-            keep = self._names[row] if self.table.show_cursor and row < len(self._names) else None
+        if self._fit() != self._width:
+            keep = self.cursor_name
             self._fill(keep)
 
     def _fit(self) -> int:
-        # rank 3, score 7, badges 5, border and scrollbar 2; the name takes what is left.
-        return max(self.size.width - 3 - 7 - 5 - 2, 8)
+        # The name takes what the rank, score, badges and scrollbar leave.
+        return max(self.size.width - RANK_W - SCORE_W - BADGE_W - 2, 8)
+
+    def _line(self, row: Row, width: int) -> Text:
+        name = row.name if len(row.name) <= width - 1 else row.name[: width - 2] + "…"
+        line = Text(f"{row.rank:>2} ")
+        line.append(f" {name}".ljust(width))
+        line.append(row.score.rjust(SCORE_W))
+        line.append(" ")
+        line.append_text(row.badges)
+        return line
 
     def _fill(self, selected: str | None) -> None:
-        table = self.table
-        width = self._fit()
-        with table.prevent(DataTable.RowHighlighted):
-            if width != self._name_width or not table.columns:
-                self._name_width = width
-                table.clear(columns=True)
-                table.add_column(Text(" #", justify="right"), key="rank", width=3)
-                table.add_column(" card", key="card", width=width)
-                table.add_column(Text("score", justify="right"), key="score", width=7)
-                table.add_column("", key="badges", width=5)
-            else:
-                table.clear()
-            table.add_rows(
-                [
-                    (
-                        Text(f"{r.rank:>2} "),
-                        Text(" " + r.name, no_wrap=True, overflow="ellipsis"),
-                        Text(r.score, justify="right"),
-                        Text(" ") + r.badges,
-                    )
-                    for r in self._rows
-                ]
-            )
-        self.select(selected)
+        width = self._width = self._fit()
+        header = Text(" #  card".ljust(RANK_W + width) + "score".rjust(SCORE_W))
+        self.query_one(".column-header", Static).update(header)
+        cursor = self._names.index(selected) if selected in self._names else None
+        self.table.set_rows([self._line(r, width) for r in self._rows], cursor)
 
     def select(self, name: str | None) -> None:
         """Put the cursor on ``name`` if this column ranks it; hide the cursor otherwise."""
-        table = self.table
-        if name is not None and name in self._names:
-            with table.prevent(DataTable.RowHighlighted):
-                table.show_cursor = True
-                table.move_cursor(row=self._names.index(name), animate=False)
-        else:
-            table.show_cursor = False
+        self.table.place(self._names.index(name) if name in self._names else None)
 
-    @on(DataTable.RowHighlighted)
-    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+    @on(RankList.Moved)
+    def _moved(self, event: RankList.Moved) -> None:
         event.stop()
-        if not event.data_table.has_focus or not (0 <= event.cursor_row < len(self._names)):
-            return
-        event.data_table.show_cursor = True
-        self.post_message(self.Selected(self.slot, self._names[event.cursor_row]))
+        if 0 <= event.row < len(self._names):
+            self.post_message(self.Selected(self.slot, self._names[event.row]))
 
-    @on(RankTable.Entered)
-    def _entered(self, event: RankTable.Entered) -> None:
+    @on(RankList.Chosen)
+    def _chosen(self, event: RankList.Chosen) -> None:
         event.stop()
-        table = self.table
-        if not table.show_cursor and self._names:
-            table.show_cursor = True
-            row = min(max(table.cursor_row, 0), len(self._names) - 1)
-            self.post_message(self.Selected(self.slot, self._names[row]))
-
-    @on(DataTable.RowSelected)
-    def _selected(self, event: DataTable.RowSelected) -> None:
-        event.stop()
-        if 0 <= event.cursor_row < len(self._names):
-            self.post_message(self.Opened(self.slot, self._names[event.cursor_row]))
+        if 0 <= event.row < len(self._names):
+            self.post_message(self.Opened(self.slot, self._names[event.row]))
 
     def action_open(self) -> None:
-        row = self.table.cursor_row
-        if self.table.show_cursor and 0 <= row < len(self._names):
-            self.post_message(self.Opened(self.slot, self._names[row]))
+        name = self.cursor_name
+        if name is not None:
+            self.post_message(self.Opened(self.slot, name))
