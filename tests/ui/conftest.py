@@ -7,7 +7,6 @@ screen are the same on every machine, and edits never touch the fixtures.
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -18,7 +17,7 @@ import pytest
 from hqltui.ui.app import HqlApp
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
-NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+NOW = datetime(2026, 12, 2, 9, 30, tzinfo=UTC)  # the birds index was built 3 days before
 SIZE = (120, 36)
 
 
@@ -42,19 +41,16 @@ def hermetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def copy_vault(name: str, dest: str | None = None, source: Path | None = None) -> Path:
+def copy_vault(name: str, dest: str | None = None) -> Path:
     """Copy ``fixtures/NAME`` into the test's working directory; return the relative path."""
     target = Path(dest or name)
-    shutil.copytree(source or FIXTURES / name, target)
+    shutil.copytree(FIXTURES / name, target)
     return target
 
 
 @pytest.fixture
 def birds() -> Path:
-    source = Path(os.environ.get("DEV_BIRDS", FIXTURES / "birds"))
-    if not (source / ".hql" / "index.sqlite").is_file():
-        pytest.skip("fixtures/birds has no committed index")
-    return copy_vault("birds", source=source)
+    return copy_vault("birds")
 
 
 @pytest.fixture
