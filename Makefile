@@ -2,7 +2,7 @@
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-VAULT  ?= fixtures/mini
+VAULT  ?= fixtures/birds
 
 .PHONY: run test lint bench setup
 
@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/hql-tui $(VAULT) --list
+	$(BIN)/hql-tui $(VAULT)
 
 test: $(STAMP)
 	$(BIN)/ruff check .

@@ -138,19 +138,21 @@ def main() -> None:
     parser.add_argument("--rebuild-cards", type=int, default=10_000)
     parser.add_argument("--work", default=None, help="where generated vaults are kept")
     parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--skip-rebuild", action="store_true")
     args = parser.parse_args()
     base = Path(args.work or Path(tempfile.gettempdir()) / "hql-bench")
     base.mkdir(parents=True, exist_ok=True)
 
-    rows, notes = rebuild(args.rebuild_cards, args.repeats, base)
-    md = write_report(
-        "rebuild_unchanged",
-        "Rebuilding an unchanged vault (hql-semantics build → up to date)",
-        ["cards", "cold s", "warm s", "budget"],
-        rows,
-        notes,
-    )
-    print(md.read_text(), flush=True)
+    if not args.skip_rebuild:
+        rows, notes = rebuild(args.rebuild_cards, args.repeats, base)
+        md = write_report(
+            "rebuild_unchanged",
+            "Rebuilding an unchanged vault (hql-semantics build → up to date)",
+            ["cards", "cold s", "warm s", "budget"],
+            rows,
+            notes,
+        )
+        print(md.read_text(), flush=True)
     if args.skip_throughput:
         return
     rows, notes = throughput(args.cards, args.repeats, base)
