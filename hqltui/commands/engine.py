@@ -14,37 +14,17 @@ import json
 import sys
 from typing import Any
 
-USAGE = 2
-FAILED = 1
+from hqltui.commands.common import FAILED, Parser, positive_int, run_command
+
 ACTIONS = ("sync", "build", "verify", "search")
 
 
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:
-        self.print_usage(sys.stderr)
-        raise _UsageError(f"{self.prog}: error: {message}")
-
-
-def positive_int(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"`{value}` is not a whole number") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return number
-
-
 def parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="hql-tui engine",
+    p = Parser(prog="hql-tui engine",
                 description="Keep a Hotdata table and its BM25 and vector indexes in step "
                 "with the vault, check them, and search them.")
     sub = p.add_subparsers(dest="action", required=True, metavar="{sync,build,verify,search}",
-                           parser_class=_Parser)
+                           parser_class=Parser)
     helps = {
         "sync": "upload the cards (text and local-index vectors) to the engine table",
         "build": "create the BM25 and vector indexes (or say they are up to date)",
@@ -167,20 +147,4 @@ def _fail(args: argparse.Namespace, outcome: str, message: str, fix: str | None)
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    try:
-        args = parser().parse_args(argv)
-    except _UsageError as exc:
-        print(str(exc), file=sys.stderr)
-        return USAGE
-    except SystemExit as exc:  # --help
-        return int(exc.code or 0) if isinstance(exc.code, int) else USAGE
-    try:
-        return run(args)
-    except KeyboardInterrupt:
-        print(f"hql-tui engine {args.action}: interrupted", file=sys.stderr)
-        return 130
-    except Exception as exc:  # noqa: BLE001 - no traceback reaches a user
-        print(f"hql-tui engine {args.action}: unexpected error: {type(exc).__name__}: {exc}",
-              file=sys.stderr)
-        return FAILED
+    return run_command(parser(), run, argv, lambda args: f"hql-tui engine {args.action}")

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hqltui.commands.query import USAGE, _Parser, _UsageError
+from hqltui.commands.common import Parser, run_command
 
 DEPTH = 10
 
@@ -176,7 +176,7 @@ def table(tallies: dict[str, Tally]) -> list[str]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="hql-tui eval", description="Score each retrieval arm on labelled queries.")
+    p = Parser(prog="hql-tui eval", description="Score each retrieval arm on labelled queries.")
     p.add_argument("vault", help="the vault directory")
     p.add_argument("queries", help="a TOML file of [[query]] text, relevant, kind, decoys")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -236,20 +236,5 @@ def run(args: argparse.Namespace) -> int:
     return 1 if refused else 0
 
 
-def main(argv: list[str]) -> int:
-    try:
-        args = parser().parse_args(argv)
-    except _UsageError as exc:
-        print(exc, file=sys.stderr)
-        return USAGE
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    try:
-        return run(args)
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        return 0
-    except Exception as exc:  # no traceback reaches a user
-        print(f"hql-tui eval: failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
+def main(argv: list[str] | None = None) -> int:
+    return run_command(parser(), run, argv, "hql-tui eval")

@@ -12,33 +12,12 @@ import json
 import sys
 from typing import Any
 
+from hqltui.commands.common import Parser, positive_int, run_command
+
 MODES = ("hashbag", "bm25", "semantic", "hybrid", "all")
 ALL_ARMS = ("hashbag", "bm25", "semantic", "hybrid")
-USAGE = 2
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # exit 2 with one line, as argparse does
-        self.print_usage(sys.stderr)
-        raise _UsageError(f"{self.prog}: error: {message}")
-
-
-class _UsageError(Exception):
-    pass
-
-
-def positive_int(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"`{value}` is not a whole number") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError("the limit must be at least 1")
-    return number
-
-
 def parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = Parser(
         prog="hql-tui query",
         description="Rank a vault's cards for one query, by each retrieval arm.",
     )
@@ -164,20 +143,5 @@ def run(args: argparse.Namespace) -> int:
     return 1 if refused else 0
 
 
-def main(argv: list[str]) -> int:
-    try:
-        args = parser().parse_args(argv)
-    except _UsageError as exc:
-        print(exc, file=sys.stderr)
-        return USAGE
-    except SystemExit as exc:  # --help
-        return int(exc.code or 0)
-    try:
-        return run(args)
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        return 0
-    except Exception as exc:  # no traceback reaches a user
-        print(f"hql-tui query: failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
+def main(argv: list[str] | None = None) -> int:
+    return run_command(parser(), run, argv, "hql-tui query")

@@ -1,0 +1,58 @@
+"""What every `hql-tui` subcommand shares: usage errors (exit 2), positive counts,
+and one guard so no traceback reaches a user."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+USAGE = 2
+FAILED = 1
+
+
+class UsageError(Exception):
+    pass
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # exit 2 with one line, as argparse does
+        self.print_usage(sys.stderr)
+        raise UsageError(f"{self.prog}: error: {message}")
+
+
+def positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{value}` is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return number
+
+
+def run_command(
+    parser: argparse.ArgumentParser,
+    run: Callable[[argparse.Namespace], int],
+    argv: list[str] | None,
+    name: Callable[[argparse.Namespace], str] | str,
+) -> int:
+    """Parse, run, and turn every failure into one line on stderr and an exit code."""
+    try:
+        args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    except UsageError as exc:
+        print(exc, file=sys.stderr)
+        return USAGE
+    except SystemExit as exc:  # --help
+        return exc.code if isinstance(exc.code, int) else USAGE
+    label = name(args) if callable(name) else name
+    try:
+        return run(args)
+    except KeyboardInterrupt:
+        print(f"{label}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - no traceback reaches a user
+        print(f"{label}: failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return FAILED
