@@ -151,9 +151,9 @@ def resolve_spec(options: BuildOptions, config) -> EmbedderSpec:  # noqa: ANN001
         "api_key_env": options.api_key_env,
         "dimensions": options.dimensions,
     }
-    resolved = config.embedder.resolve(**flags)
-    resolved.check()
-    return EmbedderSpec.merge(resolved, offline=options.offline)
+    spec = EmbedderSpec.merge(config.embedder, offline=options.offline, **flags)
+    spec.check()
+    return spec
 
 
 def build(

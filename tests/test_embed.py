@@ -6,11 +6,11 @@ import os
 import shutil
 import subprocess
 import sys
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+from producer.config import ConfigError, EmbedderConfig
 from producer.embedders import (
     EmbedderSpec,
     EmbedError,
@@ -84,7 +84,7 @@ def test_embed_texts_checks_width():
 
 
 def test_flags_override_config_field_by_field():
-    cfg = SimpleNamespace(
+    cfg = EmbedderConfig(
         provider="http",
         model="m",
         revision="r1",
@@ -102,7 +102,7 @@ def test_flags_override_config_field_by_field():
         8,
     )
     assert EmbedderSpec.merge(None).provider == "local"
-    with pytest.raises(TypeError, match="not embedder fields: api_key"):
+    with pytest.raises(ConfigError, match="not embedder fields: api_key"):
         EmbedderSpec.merge(None, api_key="x")
 
 

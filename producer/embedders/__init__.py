@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from producer.config import EmbedderConfig
 from producer.index import MAX_DIMENSIONS
 
 PROVIDERS = ("local", "http")
@@ -114,34 +115,21 @@ def embed_query(embedder: Embedder, text: str) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class EmbedderSpec:
-    """What to embed with, after flags have overridden the vault's table."""
+class EmbedderSpec(EmbedderConfig):
+    """An ``[semantics.embedder]`` table after command-line flags, plus ``--offline``."""
 
-    provider: str = "local"
-    model: str | None = None
-    revision: str | None = None
-    endpoint: str | None = None
-    api_key_env: str | None = None
-    dimensions: int | None = None
     offline: bool = False
 
     @classmethod
-    def merge(cls, config: object | None, offline: bool = False, **flags: object) -> EmbedderSpec:
-        """Config fields (an object with the six attributes, or None), then flags over them.
+    def merge(
+        cls, config: EmbedderConfig | None, offline: bool = False, **flags: object
+    ) -> EmbedderSpec:
+        """The vault's table (or the defaults), then flags over it field by field.
 
-        A flag whose value is None was not given and leaves the config's value.
+        A flag whose value is None was not given and leaves the table's value.
         """
-        fields = ("provider", "model", "revision", "endpoint", "api_key_env", "dimensions")
-        unknown = set(flags) - set(fields)
-        if unknown:
-            raise TypeError(f"not embedder fields: {', '.join(sorted(unknown))}")
-        values: dict[str, object] = {}
-        for name in fields:
-            flag = flags.get(name)
-            values[name] = flag if flag is not None else getattr(config, name, None)
-        if values["provider"] is None:
-            values["provider"] = "local"
-        return cls(offline=offline, **values)  # type: ignore[arg-type]
+        resolved = (config or EmbedderConfig()).resolve(**flags)
+        return cls(**asdict(resolved), offline=offline)
 
 
 def check_spec(spec: EmbedderSpec, environ: dict[str, str] | None = None) -> None:
