@@ -4,7 +4,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 VAULT  ?= fixtures/birds
 
-.PHONY: run test lint bench setup
+.PHONY: run test lint setup
 
 setup: $(STAMP)
 
@@ -24,6 +24,3 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-
-bench: $(STAMP)
-	$(BIN)/python -m benchmarks
