@@ -4,7 +4,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 VAULT  ?= fixtures/birds
 
-.PHONY: run test lint setup
+.PHONY: run test setup
 
 setup: $(STAMP)
 
@@ -20,7 +20,3 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/pytest -q
-
-lint: $(STAMP)
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
