@@ -198,7 +198,7 @@ def parse_links(body: str) -> tuple[Link, ...]:
 
 def parse_source(source: str) -> Parsed:
     raw_header, body = split_header(source)
-    header = load_mapping(raw_header) if raw_header is not None else {}
+    header = load_mapping(raw_header, line_offset=1) if raw_header is not None else {}
     return Parsed(header, body, heading_title(body), parse_links(body))
 
 

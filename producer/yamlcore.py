@@ -137,8 +137,11 @@ def _check_keys(value: Any, where: str = "") -> None:
             _check_keys(item, where)
 
 
-def load_mapping(source: str) -> Header:
+def load_mapping(source: str, line_offset: int = 0) -> Header:
     """Parse ``source`` as a YAML 1.2 core-schema mapping with string keys.
+
+    ``line_offset`` is how many file lines precede ``source``, so an error
+    names the line of the file, not of the header.
 
     Raises :class:`HeaderError` with a one-line reason for anything else.
     """
@@ -151,7 +154,7 @@ def load_mapping(source: str) -> Header:
     except yaml.MarkedYAMLError as exc:
         problem = exc.problem or exc.context or "malformed"
         mark = exc.problem_mark
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        where = f" at line {mark.line + 1 + line_offset}, column {mark.column + 1}" if mark else ""
         raise HeaderError(f"invalid YAML: {problem}{where}") from None
     except (yaml.YAMLError, ValueError, TypeError, RecursionError) as exc:
         raise HeaderError(f"invalid YAML: {exc}") from None

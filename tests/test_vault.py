@@ -299,3 +299,9 @@ def test_parse_cache_serves_unchanged_files_and_rereads_changed_ones(tmp_path):
     assert [c.title for c in warm.cards] == ["A changed"]
     assert warm.cards[0].content_hash != cold.by_name["a"].content_hash
     assert warm.cards[0].text == load_vault(root).cards[0].text
+
+
+def test_a_yaml_error_names_the_line_of_the_file(tmp_path):
+    write(tmp_path, "bad.hmd", "---\ntitle: ok\nplace: [north, south\n---\n# x\n")
+    (warning,) = load_vault(tmp_path).warnings
+    assert "at line 4, column 1" in warning
