@@ -87,3 +87,14 @@ def test_an_edited_card_and_a_deleted_row(tmp_path: Path) -> None:
     assert session.card_status(edited) == "stale" and session.card_status(deleted) == "missing"
     hybrid = session.query(group["text"]).hybrid
     assert [w.kind for w in hybrid.warnings].count("stale") == 1
+
+
+def test_needs_live_vector_only_for_text_the_index_has_no_vector_for(session: Session) -> None:
+    assert not session.needs_live_vector(GROUPS[0]["text"])
+    assert session.needs_live_vector("a query nobody stored")
+    assert not session.needs_live_vector("   ")
+
+
+def test_needs_live_vector_is_false_without_an_index(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# A\n\nbarn owl\n", encoding="utf-8")
+    assert not Session.load(tmp_path, cache_dir=tmp_path / ".cache").needs_live_vector("owl")

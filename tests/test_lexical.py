@@ -23,6 +23,7 @@ from hqltui.core.lexical import (
     fnv1a64,
     hashbag_score,
     hashbag_vector,
+    token_spans,
     tokens,
 )
 
@@ -234,3 +235,15 @@ def test_module_imports_only_numpy_and_regex() -> None:
         elif isinstance(node, ast.ImportFrom) and node.module:
             imported.add(node.module.split(".")[0])
     assert imported <= {"__future__", "array", "collections", "math", "numpy", "regex"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Barn Owl, (Tyto alba): 'ghost'!", "a b C x-ray 2.0 I", "É à", "\u212a", "İstanbul",
+     "snake_case barn-owl", "", "  --  ", "x"],
+)
+def test_token_spans_locate_exactly_the_tokens(text: str) -> None:
+    spans = token_spans(text)
+    assert [text[a:b].lower() for a, b in spans] == tokens(text)
+    assert all(a < b for a, b in spans)
+    assert all(b1 <= a2 for (_, b1), (a2, _) in zip(spans, spans[1:], strict=False))

@@ -91,6 +91,23 @@ def tokens(text: str) -> list[str]:
     ]
 
 
+def token_spans(text: str) -> list[tuple[int, int]]:
+    """Where each of ``tokens(text)`` sits in ``text``: ``(start, end)`` character offsets.
+
+    ``[text[a:b].lower() for a, b in token_spans(text)] == tokens(text)``, so a
+    display can mark exactly the pieces the lexical arms compare.
+    """
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for sep in _SEPARATORS.finditer(text):
+        if len(text[start : sep.start()].encode("utf-8")) > 1:
+            spans.append((start, sep.start()))
+        start = sep.end()
+    if len(text[start:].encode("utf-8")) > 1:
+        spans.append((start, len(text)))
+    return spans
+
+
 _ASCII_SEPARATORS = bytes(
     c if (ord("a") <= c <= ord("z") or ord("0") <= c <= ord("9")) else ord(" ")
     for c in range(256)

@@ -32,6 +32,10 @@ Public API (stable; the app and the commands build on it):
 ``session.config``, ``session.search`` (the ``[search]`` settings),
 ``session.loaded_at``.
 
+``session.needs_live_vector(text) -> bool``
+    True when the semantic arm would need a live query embedding for ``text``
+    (an index is open and its query table has no vector for the text).
+
 ``session.card_status(name) -> "fresh" | "stale" | "missing"``
     The card's state in the semantic index (``missing`` also when there is no
     usable index). ``KeyError`` for a name that is not a card.
@@ -205,6 +209,15 @@ class Session:
     def card_status(self, name: str) -> str:
         position = self._position[name]
         return "missing" if self.index is None else self.index.status(position)
+
+    def needs_live_vector(self, text: str) -> bool:
+        """True when the semantic arm would need a live embedding of ``text``.
+
+        That is: an index is open, the text is not blank, and the index's query
+        table holds no vector for it (so ranking may load a model or call the
+        http embedder). The app shows the lexical column first in that case.
+        """
+        return self.index is not None and bool(text.strip()) and text not in self.index.queries
 
     def index_summary(self) -> IndexSummary:
         if self.index is None:

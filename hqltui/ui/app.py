@@ -385,8 +385,7 @@ class HqlApp(App[int]):
     def _may_load_model(self, session: Any, text: str) -> bool:
         if self.live_checked:
             return False
-        index = getattr(session, "index", None)
-        return index is not None and text not in index.queries
+        return bool(session.needs_live_vector(text))
 
     @on(AnswerReady)
     def _answer_ready(self, message: AnswerReady) -> None:

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from rich.text import Text
 
 # The tokeniser's separator rule has one home, in the core.
-from hqltui.core.lexical import _SEPARATORS, tokens
+from hqltui.core.lexical import token_spans, tokens
 
 ARM_TITLES = {
     "bm25": "lexical · bm25",
@@ -80,20 +80,10 @@ def highlight(text: str, terms: Iterable[str], style: str) -> Text:
     out = Text(text)
     if not wanted:
         return out
-    pos = 0
-    for sep in _SEPARATORS.finditer(text):
-        _mark(out, text, pos, sep.start(), wanted, style)
-        pos = sep.end()
-    _mark(out, text, pos, len(text), wanted, style)
+    for start, end in token_spans(text):
+        if text[start:end].lower() in wanted:
+            out.stylize(style, start, end)
     return out
-
-
-def _mark(out: Text, text: str, start: int, end: int, wanted: set[str], style: str) -> None:
-    if end <= start:
-        return
-    piece = text[start:end]
-    if len(piece.encode("utf-8")) > 1 and piece.lower() in wanted:
-        out.stylize(style, start, end)
 
 
 def body_text(body: str, terms: Iterable[str], *, mark: str, heading: str) -> Text:
