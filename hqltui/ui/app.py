@@ -12,8 +12,8 @@ and embedding happens in ``hqltui.core``, in thread workers:
 * ``watch`` group: a cheap stat of the vault's files every few seconds, which
   reloads the session when something changed.
 
-Jobs (index build / verify) come with the jobs panel and get their own groups,
-so a query never cancels them.
+* ``jobs`` group: index build / verify (and other jobs) in thread workers that
+  are never exclusive, so a query never cancels them (``hqltui.ui.jobs``).
 """
 
 from __future__ import annotations
@@ -40,19 +40,22 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from hqltui.ui import render
 from hqltui.ui.commands import HqlCommands
+from hqltui.ui.jobs import JOB_BINDINGS, JobsMixin
 from hqltui.ui.palette import Palette
 from hqltui.ui.screens.card import CardScreen
+from hqltui.ui.screens.confirm import ConfirmScreen
 from hqltui.ui.screens.help import HelpScreen
 from hqltui.ui.screens.main import SLOTS, MainScreen
 from hqltui.ui.screens.warnings import WarningsScreen
 from hqltui.ui.widgets.cards import CardList
+from hqltui.ui.widgets.engine import EngineRow
 from hqltui.ui.widgets.panes import CardDetail, StatusLine, WarningsStrip
 from hqltui.ui.widgets.query import QueryInput
 from hqltui.ui.widgets.ranking import RankingColumn, Row
 
 READY_ENV = "HQL_TUI_READY_FILE"
-# The key that builds the index arrives with the jobs panel; until then, the command.
-BUILD_HINT = "hql-semantics build"
+# The key that builds the index (the jobs panel).
+BUILD_HINT = "press F7"
 # The strip lists what blocks or skews a ranking first.
 WARNING_ORDER = {"error": 0, "config": 1, "stale": 2, "absent": 3, "orphan": 4, "embedder": 5,
                  "loader": 6, "link": 7}
@@ -112,7 +115,7 @@ class VaultChanged(Message):
 # ----------------------------------------------------------------------------- app
 
 
-class HqlApp(App[int]):
+class HqlApp(JobsMixin, App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "hql-tui"
     COMMANDS = App.COMMANDS | {HqlCommands}
@@ -125,6 +128,8 @@ class HqlApp(App[int]):
         Binding("f4", "edit_card", "edit", id="app.edit-card"),
         Binding("f5", "reload", "reload", id="app.reload"),
         Binding("f6", "show_warnings", "warnings", id="app.warnings"),
+        *JOB_BINDINGS,  # f7 build, f8 verify, f10 jobs panel, ctrl+g cancel
+        Binding("f9", "toggle_engine", "engine", id="app.engine-view"),
     ]
 
     lexical: reactive[str] = reactive("bm25", init=False)
@@ -254,6 +259,7 @@ class HqlApp(App[int]):
         self.main.query_one(CardList).palette = self.palette
         self._show_cards()
         self._show_status()
+        self.main.query_one(EngineRow).check()
         self._show_warnings()
         if message.reason != "start":
             self.notify("vault reloaded", timeout=2)
@@ -353,6 +359,7 @@ class HqlApp(App[int]):
             return
         self.generation += 1
         generation, text, arm = self.generation, self.text, self.lexical
+        self.main.query_one(EngineRow).start_query(generation, text, submitted)
         if not text.strip():
             self._show_answer(generation, text, arm, None)
             return
@@ -466,6 +473,7 @@ class HqlApp(App[int]):
                 column.select(name)
         if source != "cards":
             main.query_one(CardList).select(name)
+        main.query_one(EngineRow).select(name)
         self._show_detail()
 
     def _pick_selection(self) -> None:
@@ -485,20 +493,26 @@ class HqlApp(App[int]):
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
-        groups = [("app (everywhere)", list(self.BINDINGS))]
+        groups = [("app (everywhere)", [b for b in self.BINDINGS if b not in JOB_BINDINGS])]
+        groups.append(("jobs (everywhere)", list(JOB_BINDINGS)))
         groups.append(("main screen", list(MainScreen.BINDINGS)))
         groups.append(("query input", list(QueryInput.BINDINGS)))
         groups.append(("columns", list(RankingColumn.BINDINGS)))
         groups.append(("card list", list(CardList.BINDINGS)))
         groups.append(("card screen", list(CardScreen.BINDINGS)))
         groups.append(("help", list(HelpScreen.BINDINGS)))
+        groups.append(("confirmation", list(ConfirmScreen.BINDINGS)))
         notes = [
             "",
             "ctrl+p opens the command palette (lexical: bm25 | hashbag, view: …, vault: reload).",
+            "Jobs: index: build / verify, jobs: cancel, view: jobs in the palette too; a build",
+            "runs hql-semantics in the background and reloads the vault when it succeeds.",
             "Keys with ctrl or F work while typing; esc leaves the query so single letters work.",
             "Enter on a column or card row opens the card; tab moves between panes.",
             "Badges: LS ranked by both arms · L· lexical only · ·S semantic only ·",
             "! stale (text changed since the index was built) · × missing (no index row).",
+            "Engine columns (F9): ▲n / ▼n the engine ranks the card n places higher / lower",
+            "than the local column, = the same, new: not in the local column; ! engine-stale.",
         ]
         self.push_screen(HelpScreen(groups, notes))
 
@@ -590,7 +604,20 @@ class HqlApp(App[int]):
         self._show_column_titles()
 
     def _show_status(self) -> None:
-        self.main.query_one(StatusLine).update(self._status_text())
+        text = self.with_jobs_status(self._status_text())  # running jobs, a failed index job
+        engine = self.main.query_one(EngineRow)
+        if engine.active:  # a second header line: the engine's stale / missing / orphan counts
+            text = Text.assemble(text, "\n", engine.header())
+        self.main.query_one(StatusLine).update(text)
+
+    def engine_status_changed(self) -> None:
+        if self.session is not None:
+            self._show_status()
+
+    def action_toggle_engine(self) -> None:
+        """F9: the engine row of columns below the local one (and its header line)."""
+        self.main.query_one(EngineRow).toggle()
+        self.engine_status_changed()
 
     def _status_text(self) -> Text:
         p = self.palette

@@ -1,7 +1,7 @@
 """The command palette (ctrl+p): every app action under a namespaced title.
 
-Titles read ``lexical: …``, ``view: …``, ``vault: …``; the jobs panel adds
-``index: …`` entries. The current lexical arm is marked, not hidden, so the
+Titles read ``lexical: …``, ``view: …``, ``vault: …``, ``index: …`` and
+``jobs: …`` (the jobs panel). The current lexical arm is marked, not hidden, so the
 list is stable to learn.
 """
 
@@ -30,11 +30,20 @@ class HqlCommands(Provider):
             )
         commands += [
             ("vault: reload", "read the vault and its index again", app.action_reload),
+            ("index: build", "run hql-semantics build in the background (F7)",
+             app.action_build_index),
+            ("index: verify", "check the index against the vault, list every problem (F8)",
+             app.action_verify_index),
+            ("jobs: cancel", "stop the running jobs; the old index stays as it was (ctrl+g)",
+             app.action_cancel_jobs),
+            ("view: jobs", "show or hide the jobs panel (F10)", app.action_toggle_jobs),
             ("view: help", "every key binding", app.action_help),
             ("view: open card", "the selected card full-screen", app.action_open_card),
             ("view: edit card in $EDITOR", "suspend the app and edit the selected card",
              app.action_edit_card),
             ("view: all warnings", "every warning in full", app.action_show_warnings),
+            ("view: engine columns", "show or hide engine bm25 / vector / hybrid (F9)",
+             app.action_toggle_engine),
             ("view: query", "put the cursor in the query", main.action_focus_query),
             ("view: lexical column", "focus the lexical column",
              partial(main.action_focus_column, "lexical")),

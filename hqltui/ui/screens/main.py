@@ -8,16 +8,19 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Container, Horizontal
+from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer
 
 from hqltui.ui.widgets.cards import CardList
+from hqltui.ui.widgets.engine import EngineRow
+from hqltui.ui.widgets.jobs import JobsPanel
 from hqltui.ui.widgets.panes import CardDetail, StatusLine, WarningsStrip
 from hqltui.ui.widgets.query import QueryInput
 from hqltui.ui.widgets.ranking import RankingColumn
 
 SLOTS = ("lexical", "semantic", "hybrid")
+JOBS_HINT = "no jobs yet · F7 builds the index · F8 verifies it · ctrl+g cancels · F10 hides"
 
 
 class MainScreen(Screen[None]):
@@ -48,11 +51,12 @@ class MainScreen(Screen[None]):
             yield RankingColumn("lexical", "lexical · bm25", id="lexical")
             yield RankingColumn("semantic", "semantic", id="semantic")
             yield RankingColumn("hybrid", "hybrid · rrf", id="hybrid")
+        yield EngineRow(id="engine")  # engine bm25 / vector / hybrid; hidden until F9
         with Horizontal(id="lower"):
             yield CardList(id="cards")
             yield CardDetail(id="detail")
-        # The jobs panel (index build / verify, engine jobs) docks here; hidden until a job runs.
-        yield Container(id="jobs")
+        # The jobs panel (index build / verify, engine jobs); hidden until a job runs or F10.
+        yield JobsPanel(id="jobs", hint=JOBS_HINT)
         yield WarningsStrip(id="warnings")
         yield Footer()
 

@@ -1,0 +1,74 @@
+"""Engine app tests against the loopback fake Hotdata server (a test stand-in, not the engine).
+
+``engine_vault`` copies fixtures/birds (its committed index is fresh), creates a
+database on the fake, writes ``[engine]`` into the copy's ``hql.toml`` and points
+the environment at the fake. Nothing shown on screen names the fake's port or
+the database id: the header and the columns name the table only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.ui.conftest import copy_vault
+
+pytest_plugins = ["tests.fake_hotdata.fixtures"]
+
+
+class FrozenEngineClock:
+    """The engine client's clock and sleep in tests: time moves only when it sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        import time
+
+        time.sleep(0.005)  # let the fake's jobs be stepped from the test thread
+        self.now += seconds
+
+
+def engine_options(clock: FrozenEngineClock | None = None) -> dict[str, Any]:
+    clock = clock or FrozenEngineClock()
+    return {"clock": clock.clock, "sleep": clock.sleep, "poll_interval": 0.5}
+
+
+def add_engine(root: Path, database: str) -> None:
+    with (root / "hql.toml").open("a", encoding="utf-8") as f:
+        f.write(f'\n[engine]\nprovider = "hotdata"\ndatabase = "{database}"\n')
+
+
+@pytest.fixture
+def engine_env(fake_hotdata: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("HOTDATA_API_URL", fake_hotdata.url)
+    monkeypatch.setenv("HOTDATA_API_KEY", fake_hotdata.api_key)
+    monkeypatch.setenv("HOTDATA_WORKSPACE", fake_hotdata.workspace_id)
+    return fake_hotdata
+
+
+@pytest.fixture
+def engine_vault(engine_env: Any) -> Path:
+    from tests.fake_hotdata.testing import api_client, create_database
+
+    with api_client(engine_env) as api:
+        db = create_database(api)
+    root = copy_vault("birds")
+    add_engine(root, db.id)
+    return root
+
+
+def sync_and_build(root: Path) -> None:
+    """Put the vault on the fake the way `hql-tui engine sync` + `build` do (jobs immediate)."""
+    from hqltui.core.engine import LocalCards, Options, build, settings_or_refuse, sync
+
+    local = LocalCards.load(root)
+    settings = settings_or_refuse(local)
+    options = Options(**engine_options())
+    sync(local, settings, options)
+    build(settings, options)
