@@ -130,6 +130,8 @@ class HqlApp(JobsMixin, App[int]):
         Binding("f6", "show_warnings", "warnings", id="app.warnings"),
         *JOB_BINDINGS,  # f7 build, f8 verify, f10 jobs panel, ctrl+g cancel
         Binding("f9", "toggle_engine", "engine", id="app.engine-view"),
+        Binding("f11", "engine_sync", "engine sync", show=False, id="app.engine-sync"),
+        Binding("f12", "engine_verify", "engine verify", show=False, id="app.engine-verify"),
     ]
 
     lexical: reactive[str] = reactive("bm25", init=False)
@@ -613,6 +615,18 @@ class HqlApp(JobsMixin, App[int]):
     def engine_status_changed(self) -> None:
         if self.session is not None:
             self._show_status()
+
+    def action_engine_sync(self) -> None:
+        """F11: the job "engine: sync + build" (hqltui.ui.engine_jobs)."""
+        from hqltui.ui import engine_jobs
+
+        engine_jobs.start(self, "sync")
+
+    def action_engine_verify(self) -> None:
+        """F12: the job "engine: verify"."""
+        from hqltui.ui import engine_jobs
+
+        engine_jobs.start(self, "verify")
 
     def action_toggle_engine(self) -> None:
         """F9: the engine row of columns below the local one (and its header line)."""

@@ -1,7 +1,8 @@
 """The engine row: engine BM25, engine vector and engine hybrid, below the local row.
 
-Hidden until the user turns it on (F9). The row runs its own workers, apart from
-the local query worker, so a slow engine never holds up local re-ranking:
+Hidden until the user turns it on (F9; F11 runs sync + build, F12 verify). The
+row runs its own workers, apart from the local query worker, so a slow engine
+never holds up local re-ranking:
 
 * ``engine-query``: one exclusive worker per query the app starts (the app's own
   debounce applies); each carries the app's generation number and an answer is
@@ -322,7 +323,7 @@ class EngineRow(Vertical):
             blocked = self.check_line
         elif self.report is not None and any(pr.kind == "no-rows" for pr in self.report.problems):
             blocked = ("empty", f"{self.report.table} has no rows on the engine yet",
-                       "F10 runs engine sync + build")
+                       "F11 runs engine sync + build")
         if blocked is not None:
             self.show_line(self._unavailable_line(*blocked), blocked[0])
             return
@@ -395,7 +396,7 @@ class EngineRow(Vertical):
             kinds = [problem.kind for problem in report.problems]
             if "no-rows" in kinds:
                 out.append(" · no rows yet", style=p.warning)
-                out.append(" — F10 syncs and builds", style=p.muted)
+                out.append(" — F11 syncs and builds", style=p.muted)
             return out
         counts = report.counts()
         out.append(f" · {parity.same} in step ")
@@ -408,9 +409,9 @@ class EngineRow(Vertical):
         index_problems = [pr for pr in report.problems if pr.kind.startswith("index-")]
         if index_problems:
             out.append(" · indexes not ready", style=p.warning)
-            out.append(" — F10 builds", style=p.muted)
+            out.append(" — F11 builds", style=p.muted)
         elif report.problems:
-            out.append(" · F10 syncs and builds", style=p.muted)
+            out.append(" · F11 syncs and builds", style=p.muted)
         else:
             out.append(" · indexes ready", style=p.success)
         return out

@@ -1,0 +1,134 @@
+"""Pilot tests of the engine row against the loopback fake Hotdata server (a test stand-in,
+not the engine): toggling, the palette entry, a slow engine never holding up local
+re-ranking, an older engine answer never replacing a newer one, rank differences."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from hqltui.ui.widgets.engine import EngineAnswered, EngineRow, rank_delta
+from hqltui.ui.widgets.panes import StatusLine
+from tests.ui.conftest import SIZE, settle, type_query
+from tests.ui.engine_helpers import engine_options, sync_and_build
+
+pytest_plugins = ["tests.fake_hotdata.fixtures", "tests.ui.engine_helpers"]
+pytestmark = pytest.mark.anyio
+
+
+def test_rank_delta_words() -> None:
+    assert rank_delta(3, 3) == "="
+    assert rank_delta(5, 2) == "▲3"
+    assert rank_delta(1, 2) == "▼1"
+    assert rank_delta(None, 4) == "new"
+
+
+@pytest.fixture
+def synced(engine_vault: Path, engine_env) -> Path:
+    engine_env.set_job_mode("immediate")
+    sync_and_build(engine_vault)
+    return engine_vault
+
+
+def _app(make_app, vault: Path):
+    app = make_app(vault)
+    app.engine_options = engine_options()
+    return app
+
+
+async def test_f9_shows_and_hides_the_engine_row_and_its_header_line(make_app, synced) -> None:
+    app = _app(make_app, synced)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        row = app.main.query_one(EngineRow)
+        assert not row.display or not row.active
+        await pilot.press("f9")
+        await type_query(pilot, "night hunting birds")
+        assert row.active and row.has_class("-on")
+        header = str(app.main.query_one(StatusLine).render())
+        assert "engine default.public.cards · 58 in step 0 stale 0 missing 0 orphan" in header
+        assert "127.0.0.1" not in header
+        names = row.column("engine-bm25").names
+        assert names and names[0] == app.main.column("lexical").names[0]
+        assert row.column("engine-semantic").names[:3] == app.main.column("semantic").names[:3]
+        await pilot.press("f9")
+        await settle(pilot)
+        assert not row.active
+        assert "engine" not in str(app.main.query_one(StatusLine).render()).split("\n")[0][:7]
+
+
+async def test_palette_lists_the_engine_entries(make_app, synced) -> None:
+    from hqltui.ui.commands import HqlCommands
+
+    app = _app(make_app, synced)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        provider = HqlCommands(app.screen)
+        titles = [title for title, _, _ in provider._commands()]
+        assert {"view: engine columns", "engine: sync + build", "engine: verify"} <= set(titles)
+        keys = {b.id: b.key for b in app.BINDINGS}
+        assert keys["app.engine-view"] == "f9"
+        assert keys["app.engine-sync"] == "f11" and keys["app.engine-verify"] == "f12"
+
+
+async def test_a_slow_engine_never_holds_up_local_ranking(make_app, synced, monkeypatch
+                                                          ) -> None:
+    import hqltui.core.engine as engine
+
+    release = threading.Event()
+    real = engine.search
+
+    def slow(*args, **kwargs):
+        release.wait(10)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "search", slow)
+    app = _app(make_app, synced)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f9")
+        await pilot.pause(0.1)
+        app.main.query_one("#query").value = "night hunting birds"  # type: ignore[attr-defined]
+        for _ in range(40):
+            await pilot.pause(0.05)
+            if app.answer is not None and app.answer.query == "night hunting birds":
+                break
+        assert app.answer is not None and app.answer.query == "night hunting birds"
+        row = app.main.query_one(EngineRow)
+        assert row.answer is None  # the engine has not answered yet
+        release.set()
+        await settle(pilot)
+        assert row.answer is not None and row.answer.query == "night hunting birds"
+
+
+async def test_an_older_engine_answer_never_replaces_a_newer_one(make_app, synced) -> None:
+    app = _app(make_app, synced)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f9")
+        await type_query(pilot, "night hunting birds")
+        row = app.main.query_one(EngineRow)
+        newer = row.answer
+        generation = row.shown_generation
+        row.post_message(EngineAnswered(generation - 1, "old", object(), None))
+        await settle(pilot)
+        assert row.answer is newer and row.shown_generation == generation
+
+
+async def test_an_unreachable_engine_is_one_line_without_a_traceback(make_app, engine_vault,
+                                                                     engine_env) -> None:
+    engine_env.set_job_mode("immediate")
+    sync_and_build(engine_vault)
+    engine_env.inject_fault("POST", "/v1/query*", status=500, message="query planner exploded",
+                            times=50)
+    app = _app(make_app, engine_vault)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f9")
+        await type_query(pilot, "night hunting birds")
+        row = app.main.query_one(EngineRow)
+        assert row.has_class("-line")
+        line = str(row.query_one("#engine-line").render())
+        assert line.startswith("engine failed:") and "query planner exploded" in line
