@@ -1,0 +1,56 @@
+"""A yes/no question before the app changes a user's file (e.g. writing hql.toml)."""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Dismisses with ``True`` (y, or the first button) or ``False`` (n, esc, the second)."""
+
+    DEFAULT_CSS = """
+    ConfirmScreen { align: center middle; }
+    ConfirmScreen #confirm-box {
+        width: 72; height: auto; padding: 1 2;
+        border: round $warning; background: $surface;
+    }
+    ConfirmScreen #confirm-title { text-style: bold; color: $text-warning; height: auto; }
+    ConfirmScreen #confirm-body { height: auto; margin: 1 0; }
+    ConfirmScreen #confirm-buttons { height: auto; align-horizontal: right; }
+    ConfirmScreen Button { margin-left: 2; }
+    """
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "yes", id="confirm.yes"),
+        Binding("n,escape", "answer(False)", "no", id="confirm.no"),
+    ]
+
+    def __init__(self, title: str, body: RenderableType, yes: str = "yes", no: str = "no") -> None:
+        super().__init__()
+        self._title = title
+        self._body = body
+        self._yes = yes
+        self._no = no
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm-box"):
+            yield Static(self._title, id="confirm-title")
+            yield Static(self._body, id="confirm-body")
+            with Horizontal(id="confirm-buttons"):
+                yield Button(f"{self._yes} (y)", variant="warning", id="confirm-yes")
+                yield Button(f"{self._no} (n)", id="confirm-no")
+
+    def on_mount(self) -> None:
+        self.query_one("#confirm-no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "confirm-yes")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)

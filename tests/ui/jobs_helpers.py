@@ -1,0 +1,49 @@
+"""Helpers for the jobs tests: a fake producer as the build command, waiting for job states."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hqltui.core.jobs import IndexBuildJob, JobEvent
+
+FAKE = Path(__file__).with_name("fake_producer.py")
+
+
+def fake_build(control: Path, mode: str = "ok") -> Callable[..., IndexBuildJob]:
+    """A job factory for ``app.job_factories["index-build"]`` running ``fake_producer.py``."""
+    control.mkdir(parents=True, exist_ok=True)
+
+    def factory(vault: Path, out: Path, *, clock: Callable[[], float]) -> IndexBuildJob:
+        command = [sys.executable, str(FAKE), str(control), mode]
+        return IndexBuildJob(kind="index-build", title="index: build", command=command,
+                             clock=clock)
+
+    return factory
+
+
+async def wait_for_event(pilot: Any, kind: str, test: Callable[[JobEvent], bool],
+                         timeout: float = 30.0) -> JobEvent:
+    """Until the app has drawn an event of ``kind`` that passes ``test``."""
+    app = pilot.app
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline:
+        event = app.last_job_events.get(kind)
+        if event is not None and test(event):
+            await pilot.pause()
+            return event
+        await pilot.pause(0.05)
+    raise AssertionError(f"no {kind} event passed the test; last: {app.last_job_events.get(kind)}")
+
+
+async def wait_for_file(pilot: Any, path: Path, timeout: float = 30.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not path.exists():
+        if loop.time() > deadline:
+            raise AssertionError(f"{path} never appeared")
+        await pilot.pause(0.05)
