@@ -47,3 +47,14 @@ async def wait_for_file(pilot: Any, path: Path, timeout: float = 30.0) -> None:
         if loop.time() > deadline:
             raise AssertionError(f"{path} never appeared")
         await pilot.pause(0.05)
+
+
+async def settle_beside_jobs(pilot: Any, rounds: int = 3) -> None:
+    """``settle`` for while a job runs: waits for every worker but the jobs' own."""
+    app = pilot.app
+    for _ in range(rounds):
+        await pilot.pause(0.05)
+        others = [w for w in app.workers if w.group != "jobs"]
+        if others:  # an empty list would mean "every worker" to wait_for_complete
+            await app.workers.wait_for_complete(others)
+        await pilot.pause()

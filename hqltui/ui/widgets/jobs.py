@@ -191,12 +191,17 @@ class JobView(Vertical):
         yield self._log
 
     def on_mount(self) -> None:
-        self.show(self.event)
+        self._mounted = True
+        self._paint(self.event)
+
+    _mounted = False
 
     def show(self, event: JobEvent) -> None:
         self.event = event
-        if not self.is_mounted:
-            return
+        if self._mounted:
+            self._paint(event)
+
+    def _paint(self, event: JobEvent) -> None:
         styles = _styles(self.app)
         self._title.update(title_line(event, styles))
         if event.determinate:
