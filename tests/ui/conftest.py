@@ -58,21 +58,23 @@ def mini() -> Path:
     return copy_vault("mini")
 
 
+def new_app(vault: Path | str, **kwargs: object) -> HqlApp:
+    """The app as every test (and ``scripts/screenshots.py``) runs it: fixed clock, no blink."""
+    options: dict[str, object] = {
+        "clock": fixed_clock,
+        "poll_interval": None,
+        "cursor_blink": False,
+        "debounce": 0.01,
+    }
+    options.update(kwargs)
+    app = HqlApp(vault, **options)  # type: ignore[arg-type]
+    app.animation_level = "none"
+    return app
+
+
 @pytest.fixture
 def make_app() -> Callable[..., HqlApp]:
-    def make(vault: Path | str, **kwargs: object) -> HqlApp:
-        options: dict[str, object] = {
-            "clock": fixed_clock,
-            "poll_interval": None,
-            "cursor_blink": False,
-            "debounce": 0.01,
-        }
-        options.update(kwargs)
-        app = HqlApp(vault, **options)  # type: ignore[arg-type]
-        app.animation_level = "none"
-        return app
-
-    return make
+    return new_app
 
 
 async def settle(pilot, rounds: int = 3) -> None:  # type: ignore[no-untyped-def]
