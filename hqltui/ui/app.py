@@ -609,7 +609,7 @@ class HqlApp(JobsMixin, App[int]):
         text = self.with_jobs_status(self._status_text())  # running jobs, a failed index job
         engine = self.main.query_one(EngineRow)
         if engine.active:  # a second header line: the engine's stale / missing / orphan counts
-            text = Text.assemble(text, "\n", engine.header())
+            text = Text.assemble(text, "\n", engine.header(), no_wrap=True, overflow="ellipsis")
         self.main.query_one(StatusLine).update(text)
 
     def engine_status_changed(self) -> None:

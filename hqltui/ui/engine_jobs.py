@@ -32,10 +32,6 @@ def start(app: Any, kind: str) -> bool:
     if app.session is None:
         app.notify("the vault is still loading", severity="warning", timeout=2)
         return False
-    start_job = getattr(app, "start_job", None)
-    if start_job is None:
-        app.notify("the jobs panel is not available", severity="error", timeout=4)
-        return False
     job = _make(app, kind)
 
     def finished(event: Any) -> None:
@@ -50,4 +46,26 @@ def start(app: Any, kind: str) -> bool:
         if row.active:
             row.start_query(app.generation, app.text, submitted=False)
 
-    return bool(start_job(job, on_finished=finished))
+    start_job = getattr(app, "start_job", None)
+    if start_job is not None:
+        return bool(start_job(job, on_finished=finished))
+    return _run_alone(app, job, finished)
+
+
+def _run_alone(app: Any, job: Any, finished: Any) -> bool:
+    """Without the jobs panel: the job's newest line goes in the engine header line."""
+    from functools import partial
+
+    from hqltui.ui.widgets.engine import EngineJobUpdate, EngineRow
+
+    row = app.main.query_one(EngineRow)
+    if row.job is not None and not row.job.finished:
+        app.notify(f"{row.job.title} is already running", severity="warning", timeout=3)
+        return False
+    row.on_job_finished = finished
+    if not row.active:  # the header line that follows the job is the engine row's
+        row.toggle()
+    app.run_worker(partial(job.run, lambda event: row.post_message(EngineJobUpdate(event))),
+                   name=job.title, description=job.title, group="engine-jobs", thread=True,
+                   exit_on_error=False)
+    return True

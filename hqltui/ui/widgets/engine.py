@@ -94,6 +94,14 @@ class EngineChecked(Message):
         self.fix = fix
 
 
+class EngineJobUpdate(Message):
+    """A snapshot of an engine job run without the jobs panel."""
+
+    def __init__(self, event: Any) -> None:
+        super().__init__()
+        self.event = event
+
+
 # ------------------------------------------------------------------------ widget
 
 
@@ -111,6 +119,8 @@ class EngineRow(Vertical):
         self.check_line: tuple[str, str, str | None] | None = None  # (kind, message, fix)
         self.unavailable: tuple[str, str, str | None] | None = None
         self.checking = False
+        self.job: Any = None  # newest JobEvent of an engine job run without the jobs panel
+        self.on_job_finished: Any = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="engine-columns"):
@@ -276,6 +286,18 @@ class EngineRow(Vertical):
         self.hql.engine_status_changed()
         self.paint()
 
+    @on(EngineJobUpdate)
+    def _job_update(self, message: EngineJobUpdate) -> None:
+        message.stop()
+        self.job = message.event
+        self.hql.engine_status_changed()
+        if message.event.finished:
+            severity = "information" if message.event.state == "succeeded" else "error"
+            self.app.notify(message.event.message, title=message.event.title,
+                            severity=severity, timeout=8)  # type: ignore[arg-type]
+            if self.on_job_finished is not None:
+                self.on_job_finished(message.event)
+
     # --------------------------------------------------------------- painting
 
     def _busy(self, text: str) -> None:
@@ -298,7 +320,7 @@ class EngineRow(Vertical):
             Text.assemble(("engine bm25", "bold"), (" · Δ vs local bm25", p.muted)))
         self.column("engine-semantic").set_title(
             Text.assemble(("engine vector", "bold"), " (", ("approximate", p.warning), ")",
-                          (" · Δ vs local", p.muted)))
+                          (" · Δ", p.muted)))
         self.column("engine-hybrid").set_title(
             Text.assemble(("engine hybrid", "bold"), (" · Δ vs local (bm25)", p.muted)))
 
@@ -331,7 +353,7 @@ class EngineRow(Vertical):
         answer = self.answer
         if answer is None:
             for column in self.columns:
-                column.show_message(Text("type a query to rank the cards on the engine",
+                column.show_message(Text("type a query to rank on the engine",
                                          style=p.muted), "empty")
             return
         stale = set(self.report.parity.stale) if self._parity() else set()
@@ -381,6 +403,13 @@ class EngineRow(Vertical):
         p = self.hql.palette
         out = Text()
         out.append("engine ", style="bold")
+        job = self.job
+        if job is not None and (not job.finished or job.state != "succeeded"):
+            style = p.error if job.state == "failed" else p.accent
+            progress = f" {job.done}/{job.total}" if job.determinate and not job.finished else ""
+            out.append(f"{job.title}{progress}: {job.state}", style=style)
+            out.append(f" · {job.message}")
+            return out
         report = self.report
         if report is None:
             if self.check_line is not None:
