@@ -385,3 +385,20 @@ async def test_palette_and_help_list_every_job_action(make_app, mini: Path) -> N
         shown = app.export_screenshot()  # the help screen as drawn
         for binding_id in ids:
             assert binding_id in shown
+
+
+def test_the_readme_documents_every_binding() -> None:
+    from hqltui.ui.screens.card import CardScreen
+    from hqltui.ui.screens.help import HelpScreen
+    from hqltui.ui.screens.main import MainScreen
+    from hqltui.ui.screens.warnings import WarningsScreen
+    from hqltui.ui.widgets.cards import CardList
+    from hqltui.ui.widgets.ranking import RankingColumn
+    from hqltui.ui.widgets.ranklist import RankList
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    owners = [HqlApp, MainScreen, QueryInput, RankingColumn, RankList, CardList, CardScreen,
+              HelpScreen, WarningsScreen, ConfirmScreen]
+    ids = {b.id for owner in owners for b in owner.BINDINGS if b.id}
+    missing = sorted(i for i in ids if f"`{i}`" not in readme)
+    assert not missing, f"README.md has no row for {missing}"
