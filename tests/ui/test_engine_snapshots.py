@@ -78,3 +78,79 @@ def test_engine_refused_without_workspace(snap_compare, make_app, engine_vault, 
         await settle(pilot)
 
     assert snap_compare(_app(make_app, engine_vault), terminal_size=SIZE, run_before=run)
+
+
+def _frozen_options() -> dict:
+    """The engine client's clock never moves (every elapsed time reads 0s); its sleep is a
+    short real one, so the test steps the fake's jobs while the job polls."""
+    import time
+
+    return {"clock": lambda: 0.0, "sleep": lambda _s: time.sleep(0.005), "poll_interval": 0.5}
+
+
+def _index_job_running(fake) -> bool:
+    with fake.state.lock:
+        return any(j.job_type == "create_index" and j.status == "running"
+                   for j in fake.state.jobs.values())
+
+
+async def _wait_for(pilot, app, words: str, fake, tries: int = 200) -> None:
+    """Step the fake's jobs until its first index job runs, then stop stepping (in manual
+    mode nothing moves by itself) and pause until the app shows ``words``; never
+    ``settle``: that waits for the polling job to end."""
+    for _ in range(tries):
+        if _index_job_running(fake):
+            break
+        with fake.state.lock:
+            unfinished = [j for j in fake.state.jobs.values()
+                          if j.status in ("pending", "running")]
+        if unfinished:
+            fake.advance_jobs()
+        await pilot.pause(0.05)
+    for _ in range(tries):
+        event = app.last_job_events.get("engine-sync-build")
+        if event is not None and words in event.message:
+            break
+        await pilot.pause(0.05)
+    await pilot.pause(0.3)  # the coalescer's last flush
+
+
+def test_engine_job_in_progress(snap_compare, make_app, engine_vault, engine_env) -> None:
+    """F11 on an empty engine table: rows written, then the bm25 index job running
+    (status, attempt, elapsed) in the jobs panel; the fake's jobs are stepped by hand."""
+    engine_env.set_job_mode("manual")
+    app = make_app(engine_vault)
+    app.engine_options = _frozen_options()
+
+    async def run(pilot) -> None:
+        await settle(pilot)
+        await pilot.press("f9")
+        await settle(pilot)
+        await pilot.press("f11")
+        await _wait_for(pilot, app, "bm25 index on text: running", engine_env)
+
+    try:
+        assert snap_compare(app, terminal_size=SIZE, run_before=run)
+    finally:
+        for job in list(app.jobs.values()):
+            job.cancel()
+
+
+def test_engine_job_failed_with_its_message(snap_compare, make_app, engine_vault, engine_env
+                                            ) -> None:
+    """An index job the engine fails: the job fails with the engine's error_message."""
+    engine_env.set_job_mode("immediate")
+    engine_env.inject_job_fault("create_index",
+                                message="could not detect dimension for 'embedding'")
+    app = make_app(engine_vault)
+    app.engine_options = _frozen_options()
+
+    async def run(pilot) -> None:
+        await settle(pilot)
+        await pilot.press("f9")
+        await settle(pilot)
+        await pilot.press("f11")
+        await settle(pilot)
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run)
