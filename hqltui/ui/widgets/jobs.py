@@ -169,7 +169,9 @@ class JobView(Vertical):
     JobView .job-progress ProgressBar { width: auto; }
     JobView .job-progress Bar { width: 40; }
     JobView .job-counts { width: 1fr; height: 1; padding: 0 1; color: $text-muted; }
-    JobView .job-log { height: auto; color: $text-muted; }
+    JobView .job-log {
+        height: auto; color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis;
+    }
     JobView.-failed .job-log { color: $text; }
     JobView.-finished .job-progress { display: none; }
     JobView.-finished.-determinate .job-progress { display: block; }
