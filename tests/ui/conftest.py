@@ -14,7 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from hqltui.ui.app import HqlApp
+# Helper modules imported by test files and also named as plugins: rewrite their
+# asserts before the first import.
+pytest.register_assert_rewrite("tests.ui.engine_helpers")
+
+from hqltui.ui.app import HqlApp  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 NOW = datetime(2026, 12, 2, 9, 30, tzinfo=UTC)  # the birds index was built 3 days before
