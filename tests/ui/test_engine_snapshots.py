@@ -112,6 +112,17 @@ async def _wait_for(pilot, app, words: str, fake, tries: int = 200) -> None:
         if event is not None and words in event.message:
             break
         await pilot.pause(0.05)
+    # The job keeps polling the (unmoving) fake: wait until what it shows stops
+    # changing for longer than a poll interval, so a loaded machine cannot catch
+    # the panel one log line behind.
+    for _ in range(20):
+        before = app.last_job_events.get("engine-sync-build")
+        await pilot.pause(0.8)
+        after = app.last_job_events.get("engine-sync-build")
+        if before is not None and after is not None and (before.message, before.log) == (
+            after.message, after.log
+        ):
+            break
     await pilot.pause(0.3)  # the coalescer's last flush
 
 
