@@ -123,8 +123,10 @@ class HqlApp(JobsMixin, App[int]):
         Binding("ctrl+q", "quit", "quit", priority=True, id="app.quit"),
         Binding("f1", "help", "help", id="app.help"),
         Binding("question_mark", "help", "help", show=False, id="app.help-key"),
-        Binding("f2", "toggle_lexical", "bm25/hashbag", id="app.lexical"),
-        Binding("f3", "open_card", "open card", id="app.open-card"),
+        Binding(
+            "f2", "toggle_lexical", "lexical", tooltip="switch bm25 / hashbag", id="app.lexical"
+        ),
+        Binding("f3", "open_card", "open", tooltip="open card", id="app.open-card"),
         Binding("f4", "edit_card", "edit", id="app.edit-card"),
         Binding("f5", "reload", "reload", id="app.reload"),
         Binding("f6", "show_warnings", "warnings", id="app.warnings"),

@@ -34,10 +34,10 @@ from hqltui.ui.screens.confirm import ConfirmScreen
 from hqltui.ui.widgets.jobs import Coalescer, JobsPanel, JobUpdate
 
 JOB_BINDINGS = [
-    Binding("f7", "build_index", "build index", id="jobs.build"),
-    Binding("f8", "verify_index", "verify index", show=False, id="jobs.verify"),
-    Binding("f10", "toggle_jobs", "jobs panel", show=False, id="jobs.panel"),
-    Binding("ctrl+g", "cancel_jobs", "cancel job", id="jobs.cancel"),
+    Binding("f7", "build_index", "build", tooltip="build index", id="jobs.build"),
+    Binding("f8", "verify_index", "verify", tooltip="verify index", id="jobs.verify"),
+    Binding("f10", "toggle_jobs", "jobs", show=False, tooltip="jobs panel", id="jobs.panel"),
+    Binding("ctrl+g", "cancel_jobs", "cancel", tooltip="cancel job", id="jobs.cancel"),
 ]
 
 BUILD = "index-build"

@@ -14,7 +14,9 @@ from hqltui.ui.widgets.panes import CardDetail
 class CardScreen(Screen[None]):
     BINDINGS = [
         Binding("escape,q", "close", "back", id="card.close"),
-        Binding("e", "app.edit_card", "edit in $EDITOR", id="card.edit"),
+        Binding(
+            "e", "app.edit_card", "edit", show=False, tooltip="edit in $EDITOR", id="card.edit"
+        ),
     ]
 
     def __init__(self, name: str, header: RenderableType, detail: RenderableType) -> None:
@@ -26,7 +28,7 @@ class CardScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(self._header, id="card-header")
         yield CardDetail(id="card-full")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         pane = self.query_one(CardDetail)

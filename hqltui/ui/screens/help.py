@@ -24,7 +24,10 @@ def binding_rows(groups: list[tuple[str, list[Binding]]]) -> Table:
                 continue
             keys = ", ".join(_key(k) for k in binding.key.split(","))
             table.add_row(
-                Text(group if first else "", style="bold"), keys, binding.description, binding.id
+                Text(group if first else "", style="bold"),
+                keys,
+                binding.tooltip or binding.description,
+                binding.id,
             )
             first = False
     return table

@@ -26,7 +26,9 @@ JOBS_HINT = "no jobs yet · F7 builds the index · F8 verifies it · ctrl+g canc
 class MainScreen(Screen[None]):
     AUTO_FOCUS = "#query"
     BINDINGS = [
-        Binding("escape", "escape", "leave query", id="main.escape"),
+        Binding(
+            "escape", "escape", "panes", tooltip="leave the query for the panes", id="main.escape"
+        ),
         Binding("slash", "focus_query", "query", show=False, id="main.focus-query"),
         Binding("1", "focus_column('lexical')", "lexical column", show=False,
                 id="main.focus-lexical"),
@@ -58,7 +60,7 @@ class MainScreen(Screen[None]):
         # The jobs panel (index build / verify, engine jobs); hidden until a job runs or F10.
         yield JobsPanel(id="jobs", hint=JOBS_HINT)
         yield WarningsStrip(id="warnings")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.app.main_screen_mounted()  # type: ignore[attr-defined]
