@@ -18,16 +18,14 @@ Nothing here imports torch or transformers at import time.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from producer.config import EmbedderConfig
+from producer.config import PROVIDERS, ConfigError, EmbedderConfig
 from producer.index import MAX_DIMENSIONS
-
-PROVIDERS = ("local", "http")
 
 OnBatch = Callable[[int], None]
 """Called after each batch with the number of texts embedded so far."""
@@ -132,12 +130,12 @@ class EmbedderSpec(EmbedderConfig):
         return cls(**asdict(resolved), offline=offline)
 
 
-def check_spec(spec: EmbedderSpec, environ: dict[str, str] | None = None) -> None:
+def check_spec(spec: EmbedderSpec, environ: Mapping[str, str] | None = None) -> None:
     """Every refusal that needs no model and no card: call before reading the vault."""
-    if spec.provider not in PROVIDERS:
-        raise EmbedError(
-            f"unknown embedder provider `{spec.provider}`; accepted: {', '.join(PROVIDERS)}"
-        )
+    try:
+        spec.check()  # the table's own rules: provider, http's endpoint/model/revision
+    except ConfigError as exc:
+        raise EmbedError(str(exc)) from None
     if spec.dimensions is not None and not (
         isinstance(spec.dimensions, int)
         and not isinstance(spec.dimensions, bool)

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from producer.embedders import EmbedderSpec, EmbedError, OnBatch
+from producer.embedders import EmbedderSpec, EmbedError, OnBatch, check_spec
 from producer.index import MAX_DIMENSIONS
 
 BATCH_SIZE = 16
@@ -35,23 +35,12 @@ BODY_EXCERPT = 500
 
 
 def check_http_spec(spec: EmbedderSpec, environ: Mapping[str, str]) -> None:
-    """Refusals that need no card and no request; run before the vault is read."""
+    """Refusals beyond the table's own (``EmbedderConfig.check``) that need no card and
+    no request; run before the vault is read."""
     if spec.offline:
         raise EmbedError(
             "--offline refuses the network, and the `http` provider is the network: "
             "build with the `local` provider, or drop --offline"
-        )
-    missing = [k for k in ("endpoint", "model") if not getattr(spec, k)]
-    if missing:
-        raise EmbedError(
-            f"the `http` provider needs {', '.join(f'`{k}`' for k in missing)}: an endpoint "
-            "speaking `POST /v1/embeddings`, and the model to ask it for"
-        )
-    if not spec.revision:
-        raise EmbedError(
-            "the `http` provider needs `revision`: the index records the revision that pins "
-            "its numbers, and an endpoint offers nothing to derive it from. State what you "
-            'are calling, e.g. revision = "2024-01-25"'
         )
     parsed = urllib.parse.urlsplit(str(spec.endpoint))
     if parsed.scheme not in ("http", "https") or not parsed.netloc:
@@ -108,7 +97,7 @@ class HttpEmbedder:
 
     @classmethod
     def from_spec(cls, spec: EmbedderSpec, environ: Mapping[str, str]) -> HttpEmbedder:
-        check_http_spec(spec, environ)
+        check_spec(spec, environ)
         key = environ.get(spec.api_key_env) if spec.api_key_env else None
         return cls(
             str(spec.endpoint),
