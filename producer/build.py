@@ -60,6 +60,7 @@ from producer.index import (
     pack,
     pause_point,
     read_index,
+    same_vault,
     write_index,
 )
 from producer.vault import load_vault
@@ -120,12 +121,6 @@ def vault_identity(argument: str) -> str:
     return Path(argument).resolve().name
 
 
-def same_vault(recorded: str, root: str | os.PathLike[str]) -> bool:
-    """The resolved vault directory's name equals the recorded string's last component."""
-    last = [p for p in recorded.replace("\\", "/").split("/") if p]
-    return bool(last) and last[-1] == Path(root).resolve().name
-
-
 def utc_now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat()
 
@@ -177,8 +172,30 @@ def build(
     if out.is_dir():
         raise BuildError(f"{out}: is a directory; name the index file")
 
+    refuse_foreign_file(out)
     with BuildLock(out):
         return _build_locked(options, spec, out, emit, embedder_factory, environ)
+
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def refuse_foreign_file(out: Path) -> None:
+    """Never replace something that is not an index (a typo in --out or hql.toml)."""
+    if out.is_dir():
+        raise BuildError(f"{out}: is a directory, not an index file")
+    try:
+        with out.open("rb") as fh:
+            head = fh.read(len(SQLITE_MAGIC))
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise BuildError(f"{out}: cannot be read ({exc.strerror})") from None
+    if head and head != SQLITE_MAGIC:
+        raise BuildError(
+            f"{out}: exists and is not an SQLite index; refusing to overwrite it "
+            "(name another --out, or move the file)"
+        )
 
 
 def _previous(out: Path, emit: Emit) -> IndexContents | None:

@@ -217,6 +217,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             _jsonl({"event": "error", "message": "interrupted"})
         print(f"{PROG}: interrupted; the previous index is untouched", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - the last guard: no traceback reaches a user
+        message = f"failed: {type(exc).__name__}: {exc}"
+        if jsonl:
+            _jsonl({"event": "error", "message": message})
+        print(f"{PROG}: {message}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -125,6 +125,16 @@ def is_unit(blob: bytes, tolerance: float = UNIT_TOLERANCE) -> bool:
     return math.isfinite(n) and abs(n - 1.0) <= tolerance
 
 
+def same_vault(recorded: str, root: str | os.PathLike[str]) -> bool:
+    """Is an index recorded for ``recorded`` this vault? The same string, or the
+    resolved vault directory's name equals the recorded string's last component
+    (so a copy elsewhere, or the vault opened as ``.``, still matches)."""
+    if recorded in (str(root), Path(root).as_posix()):
+        return True
+    last = [p for p in recorded.replace("\\", "/").split("/") if p]
+    return bool(last) and last[-1] == Path(root).resolve().name
+
+
 # ----------------------------------------------------------------- rows
 
 
@@ -191,6 +201,13 @@ def read_schema_version(conn: sqlite3.Connection) -> int:
     return row[0]
 
 
+def _blob(path: str | os.PathLike[str], label: str, value: object) -> bytes:
+    if not isinstance(value, bytes):
+        found = "NULL" if value is None else type(value).__name__
+        raise StoreError(f"{path}: {label} holds no vector blob (found {found})")
+    return value
+
+
 def read_index(path: str | os.PathLike[str]) -> IndexContents:
     """Every row of an index, raw: no checks on vectors (``verify`` makes those).
 
@@ -225,13 +242,13 @@ def read_index(path: str | os.PathLike[str]) -> IndexContents:
         model = ModelRow(*rows[0])
         try:
             cards = [
-                CardRow(n, p, h, bytes(e))
+                CardRow(n, p, h, _blob(path, f"`{n}`", e))
                 for n, p, h, e in conn.execute(
                     "SELECT name, path, content_hash, embedding FROM card ORDER BY name"
                 )
             ]
             queries = [
-                QueryRow(t, bytes(e))
+                QueryRow(t, _blob(path, f"query {t!r}", e))
                 for t, e in conn.execute("SELECT text, embedding FROM query ORDER BY text")
             ]
         except sqlite3.Error as exc:

@@ -31,6 +31,7 @@ class ParseCache:
         self.file = (directory or default_cache_dir()) / f"{key}.pickle"
         self.entries: dict[str, tuple[int, int, Parsed]] = {}
         self.seen: set[str] = set()
+        self._stamps: dict[str, tuple[int, int]] = {}
         self.dirty = False
         try:
             with self.file.open("rb") as fh:
@@ -41,19 +42,26 @@ class ParseCache:
             self.entries = {}
 
     def get(self, file: Path, rel: PurePosixPath) -> Parsed | None:
+        """The cached parse, if the file's size and mtime still match; else None."""
         key = rel.as_posix()
         self.seen.add(key)
+        try:
+            st = file.stat()
+        except OSError:
+            return None  # gone or unreadable: the reader reports it
+        stamp = (st.st_size, st.st_mtime_ns)
+        self._stamps[key] = stamp  # taken before reading, so an edit mid-read re-reads next time
         entry = self.entries.get(key)
-        if entry is None:
-            return None
-        st = file.stat()
-        if (st.st_size, st.st_mtime_ns) != entry[:2]:
+        if entry is None or entry[:2] != stamp:
             return None
         return entry[2]
 
     def put(self, file: Path, rel: PurePosixPath, parsed: Parsed) -> None:
-        st = file.stat()
-        self.entries[rel.as_posix()] = (st.st_size, st.st_mtime_ns, parsed)
+        key = rel.as_posix()
+        stamp = self._stamps.get(key)
+        if stamp is None:
+            return
+        self.entries[key] = (*stamp, parsed)
         self.dirty = True
 
     def save(self) -> None:

@@ -273,11 +273,19 @@ def _one_path_per_file(
 
 
 def assign_names(paths: list[PurePosixPath]) -> dict[PurePosixPath, str]:
-    """Stems, except that every document sharing a stem is named by its path."""
+    """Stems, except that every document sharing a stem is named by its path.
+
+    Two files that differ only by extension (``a.md``, ``a.hmd``) would still
+    share a name, so those keep their extension too.
+    """
     stems: dict[str, int] = {}
     for path in paths:
         stems[path.stem] = stems.get(path.stem, 0) + 1
-    return {p: p.stem if stems[p.stem] == 1 else p.with_suffix("").as_posix() for p in paths}
+    names = {p: p.stem if stems[p.stem] == 1 else p.with_suffix("").as_posix() for p in paths}
+    taken: dict[str, int] = {}
+    for name in names.values():
+        taken[name] = taken.get(name, 0) + 1
+    return {p: n if taken[n] == 1 else p.as_posix() for p, n in names.items()}
 
 
 def read_source(path: Path) -> str:

@@ -61,7 +61,7 @@ def _vector_problems(label: str, blob: bytes, dims: int) -> tuple[str, str] | No
 def verify(vault_dir: str | os.PathLike[str], index_path: str | os.PathLike[str]) -> VerifyReport:
     """Every way the index fails to describe the vault. Raises ``StoreError`` only when
     the file cannot be opened as SQLite at all."""
-    from producer.build import same_vault
+    from producer.index import same_vault
 
     report = VerifyReport(index=str(index_path))
     problems = report.problems

@@ -149,6 +149,8 @@ def load_mapping(source: str, line_offset: int = 0) -> Header:
         return {}
     try:
         value = yaml.load(source, Loader=CoreLoader)  # noqa: S506 - CoreLoader is a safe loader
+        if isinstance(value, dict):
+            _check_keys(value)  # a self-referencing alias recurses here
     except HeaderError:
         raise
     except yaml.MarkedYAMLError as exc:
@@ -156,11 +158,12 @@ def load_mapping(source: str, line_offset: int = 0) -> Header:
         mark = exc.problem_mark
         where = f" at line {mark.line + 1 + line_offset}, column {mark.column + 1}" if mark else ""
         raise HeaderError(f"invalid YAML: {problem}{where}") from None
-    except (yaml.YAMLError, ValueError, TypeError, RecursionError) as exc:
+    except RecursionError:
+        raise HeaderError("invalid YAML: an alias refers to itself") from None
+    except (yaml.YAMLError, ValueError, TypeError) as exc:
         raise HeaderError(f"invalid YAML: {exc}") from None
     if not isinstance(value, dict):
         raise HeaderError("a header must be a YAML mapping")
-    _check_keys(value)
     return value
 
 

@@ -305,3 +305,19 @@ def test_a_yaml_error_names_the_line_of_the_file(tmp_path):
     write(tmp_path, "bad.hmd", "---\ntitle: ok\nplace: [north, south\n---\n# x\n")
     (warning,) = load_vault(tmp_path).warnings
     assert "at line 4, column 1" in warning
+
+
+def test_files_differing_only_by_extension_keep_it_in_their_names(tmp_path):
+    write(tmp_path, "a.md", "# A markdown\n")
+    write(tmp_path, "a.hmd", "# A hmd\n")
+    write(tmp_path, "b.hmd", "# B\n")
+    vault = load_vault(tmp_path)
+    assert [c.name for c in vault.cards] == ["a.hmd", "a.md", "b"]
+
+
+def test_a_self_referencing_alias_skips_only_that_card(tmp_path):
+    write(tmp_path, "loop.hmd", "---\na: &x [*x]\n---\n# Loop\n")
+    write(tmp_path, "fine.hmd", "# Fine\n")
+    vault = load_vault(tmp_path)
+    assert [c.name for c in vault.cards] == ["fine"]
+    assert vault.warnings == ["loop.hmd: invalid YAML: an alias refers to itself; document skipped"]

@@ -92,11 +92,8 @@ def _fused_lexical(ranking: Any) -> str:
 
 def _all_warnings(arms: dict[str, Any], session: Any) -> list[Any]:
     """Session warnings, then any arm warning not already among them, each once."""
-    seen: list[Any] = []
-    for w in list(session.warnings) + [w for r in arms.values() for w in r.warnings]:
-        if w not in seen:
-            seen.append(w)
-    return seen
+    every = [*session.warnings, *(w for r in arms.values() for w in r.warnings)]
+    return list(dict.fromkeys(every))  # Warning is frozen: hashable, ordered, linear
 
 
 def run(args: argparse.Namespace) -> int:

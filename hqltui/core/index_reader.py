@@ -27,13 +27,19 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
 
 import numpy as np
 
 from hqltui.core.ranking import Refusal, Warning
 from producer.config import Config
-from producer.index import MAX_DIMENSIONS, METRIC, SCHEMA_VERSION, StoreError, connect_readonly
+from producer.index import (
+    MAX_DIMENSIONS,
+    METRIC,
+    SCHEMA_VERSION,
+    StoreError,
+    connect_readonly,
+    same_vault,
+)
 from producer.index import unpack as unpack_vectors
 from producer.vault import Vault
 
@@ -120,14 +126,6 @@ class SemanticIndex:
                 )
             )
         return tuple(out)
-
-
-def same_vault(recorded: str, root: Path) -> bool:
-    """SPEC §5: equal strings, or the recorded last component names the vault directory."""
-    if recorded == str(root) or recorded == root.as_posix():
-        return True
-    last = PurePosixPath(recorded.replace("\\", "/")).name
-    return bool(last) and last == root.resolve().name
 
 
 def open_index(vault: Vault, config: Config) -> SemanticIndex | Refusal:

@@ -167,10 +167,14 @@ class SubprocessJob(Job):
                 emit(self.snapshot())
         code = process.wait()
         reader.join(timeout=5)
-        if self.cancel_requested.is_set():
+        if self.cancel_requested.is_set() and code != 0:
             self.state, self.message = "cancelled", "cancelled; the previous index is untouched"
-        else:
-            self.finish(code, stderr_lines)
+            return
+        # A cancel that arrives after the child finished its work does not undo it:
+        # report what the child did.
+        self.finish(code, stderr_lines)
+        if self.state == "running":
+            self.state = "succeeded"
 
     def _drain(self, process: subprocess.Popen[str], lines: list[str]) -> None:
         assert process.stderr is not None

@@ -115,15 +115,15 @@ _ASCII_SEPARATORS = bytes(
 
 
 def token_bytes(text: str) -> list[bytes]:
-    """The UTF-8 bytes of ``tokens(text)``, fast for ASCII text, plus 1-byte pieces.
+    """The UTF-8 bytes of ``tokens(text)``, fast for ASCII text.
 
     For ASCII text the rule reduces to: lowercase, split on everything but
-    ``[a-z0-9]``. This path keeps pieces of one byte (callers drop them: it is
-    cheaper to drop a handful of distinct terms than to test every token).
-    Other text goes through ``tokens``.
+    ``[a-z0-9]``, drop pieces of one byte. Other text goes through ``tokens``
+    (where a piece is measured before lowercasing: the Kelvin sign stays as ``k``).
     """
     if text.isascii():
-        return text.lower().encode("ascii").translate(_ASCII_SEPARATORS).split()
+        pieces = text.lower().encode("ascii").translate(_ASCII_SEPARATORS).split()
+        return [p for p in pieces if len(p) > 1]
     return [t.encode("utf-8") for t in tokens(text)]
 
 
@@ -234,10 +234,6 @@ class LexicalIndex:
         terms = np.frombuffer(term_ids, dtype=np.int64) if term_ids else np.zeros(0, np.int64)
         tf = np.frombuffer(tfs, dtype=np.int64) if tfs else np.zeros(0, np.int64)
         docs = np.repeat(np.arange(n, dtype=np.int64), np.diff(np.frombuffer(doc_ptr, np.int64)))
-        short = np.fromiter((len(t) <= 1 for t in vocab), dtype=bool, count=len(vocab))
-        if short.any():  # single-byte pieces from the fast path are not tokens
-            keep = ~short[terms]
-            terms, tf, docs = terms[keep], tf[keep], docs[keep]
         self.vocab = vocab
         self.doc_len = np.bincount(docs, weights=tf, minlength=n).astype(np.float64)
         ptr = np.searchsorted(docs, np.arange(n + 1))
