@@ -1,8 +1,7 @@
 """A cheap signature of everything a session was loaded from, to notice edits.
 
 The app polls ``signature`` in a worker every few seconds and reloads the
-session when it changes. It stats the vault's documents (same skip rules as
-discovery: every entry starting with ``.`` is skipped), ``hql.toml`` and the
+session when it changes. It stats the vault's documents, ``hql.toml`` and the
 index file; it never reads a file's content. No new dependency is needed.
 """
 
@@ -12,7 +11,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-EXTENSIONS = (".hmd", ".md", ".markdown")
+from producer.vault import discover
 
 Signature = tuple[tuple[str, int, int], ...]
 
@@ -28,28 +27,12 @@ def _stat(path: str) -> tuple[int, int]:
 def signature(
     root: str | os.PathLike[str], extra: Iterable[str | os.PathLike[str]] = ()
 ) -> Signature:
-    """(path, size, mtime_ns) for every document under ``root`` and every ``extra`` file."""
-    found: list[tuple[str, int, int]] = []
-    stack = [os.fspath(root)]
-    while stack:
-        directory = stack.pop()
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            try:
-                if entry.is_dir():
-                    stack.append(entry.path)
-                elif entry.name.endswith(EXTENSIONS):
-                    st = entry.stat()
-                    found.append((entry.path, st.st_size, st.st_mtime_ns))
-            except OSError:
-                continue
+    """(path, size, mtime_ns) for every document under ``root`` and every ``extra`` file.
+
+    The documents are found by the vault reader's own discovery, so the watcher
+    sees exactly the files a load reads (and follows no symlink out of the vault).
+    """
     root_path = Path(root)
-    for path in [root_path / "hql.toml", *map(Path, extra)]:
-        found.append((os.fspath(path), *_stat(os.fspath(path))))
-    found.sort()
-    return tuple(found)
+    paths = [root_path / rel for rel in discover(root_path)[0]]
+    paths += [root_path / "hql.toml", *map(Path, extra)]
+    return tuple(sorted((os.fspath(p), *_stat(os.fspath(p))) for p in paths))
