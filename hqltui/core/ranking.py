@@ -57,6 +57,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from producer.config import LEXICAL_ARMS  # the one list: what [search] lexical accepts
+
 __all__ = [
     "ARMS",
     "LEXICAL_ARMS",
@@ -74,7 +76,6 @@ __all__ = [
     "refine",
 ]
 
-LEXICAL_ARMS = ("bm25", "hashbag")
 ARMS = ("hashbag", "bm25", "semantic", "hybrid")
 WARNING_KINDS = ("stale", "absent", "orphan", "loader", "config", "link", "embedder")
 

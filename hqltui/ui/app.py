@@ -52,6 +52,7 @@ from hqltui.ui.widgets.engine import EngineRow
 from hqltui.ui.widgets.panes import CardDetail, StatusLine, WarningsStrip
 from hqltui.ui.widgets.query import QueryInput
 from hqltui.ui.widgets.ranking import RankingColumn, Row
+from producer.config import LEXICAL_ARMS
 
 READY_ENV = "HQL_TUI_READY_FILE"
 # The key that builds the index (the jobs panel).
@@ -59,7 +60,6 @@ BUILD_HINT = "press F7"
 # The strip lists what blocks or skews a ranking first.
 WARNING_ORDER = {"error": 0, "config": 1, "stale": 2, "absent": 3, "orphan": 4, "embedder": 5,
                  "loader": 6, "link": 7}
-LEXICAL_ARMS = ("bm25", "hashbag")
 
 Clock = Callable[[], datetime]
 
