@@ -172,6 +172,7 @@ class HqlApp(JobsMixin, App[int]):
         self.painted: tuple[int, float] = (0, 0.0)
         self.answer: Any = None
         self.answer_text = ""
+        self.answer_arm: str | None = None  # the lexical arm the answer on screen used
         self.selected: str | None = None
         self.pinned = False  # the user chose ``selected`` since the query was last edited
         self.statuses: dict[str, str] = {}
@@ -182,6 +183,18 @@ class HqlApp(JobsMixin, App[int]):
         self._arm_initialised = False
 
     # ------------------------------------------------------------------ start-up
+
+
+    def notify(self, message: str, *, markup: bool = False, **kwargs: Any) -> None:
+        """Plain text by default: messages quote `[semantics]`, engine errors and paths,
+        which Textual markup would silently eat."""
+        super().notify(message, markup=markup, **kwargs)
+
+    @property
+    def shown_arm(self) -> str:
+        """The lexical arm behind the columns on screen: labels follow the numbers shown,
+        not a switch whose answer has not arrived yet."""
+        return self.answer_arm if self.answer is not None and self.answer_arm else self.lexical
 
     def get_default_screen(self) -> MainScreen:
         return MainScreen()
@@ -278,6 +291,7 @@ class HqlApp(JobsMixin, App[int]):
     def _session_failed(self, message: SessionFailed) -> None:
         self.loading = ""
         self.load_error = message.message
+        self.session = None  # never rank, build or verify against a vault that is gone
         self.main.query_one(StatusLine).update(
             Text(f"{self.vault_path} · cannot be opened: {message.message}",
                  style=self.palette.error)
@@ -423,6 +437,7 @@ class HqlApp(JobsMixin, App[int]):
         self.shown_partial = partial
         self.answer = answer
         self.answer_text = text
+        self.answer_arm = arm
         if answer is None:
             self._show_empty()
         else:
@@ -635,9 +650,17 @@ class HqlApp(JobsMixin, App[int]):
         self.main.query_one(EngineRow).toggle()
         self.engine_status_changed()
 
+    def session_missing(self) -> str:
+        """Why there is no session to act on."""
+        if self.load_error:
+            return f"the vault cannot be opened: {self.load_error}"
+        return "the vault is still loading"
+
     def _status_text(self) -> Text:
         p = self.palette
         session = self.session
+        if session is None:
+            return Text(f"{self.vault_path} · cannot be opened: {self.load_error}", style=p.error)
         vault = session.vault
         name = self.vault_path.name or str(self.vault_path)
         out = Text.assemble((name, "bold"), " · ", render.plural(len(vault.cards), "card"))
@@ -680,12 +703,12 @@ class HqlApp(JobsMixin, App[int]):
         main = self.main
         p = self.palette
         main.column("lexical").set_title(
-            Text.assemble(("lexical", "bold"), " · ", (self.lexical, p.accent),
+            Text.assemble(("lexical", "bold"), " · ", (self.shown_arm, p.accent),
                           (" · fused · F2 switches", p.muted))
         )
         main.column("semantic").set_title(Text("semantic", style="bold"))
         main.column("hybrid").set_title(
-            Text.assemble(("hybrid", "bold"), (f" · rrf of {self.lexical} + semantic", p.muted))
+            Text.assemble(("hybrid", "bold"), (f" · rrf of {self.shown_arm} + semantic", p.muted))
         )
 
     def _show_empty(self) -> None:
@@ -704,7 +727,7 @@ class HqlApp(JobsMixin, App[int]):
         if hybrid is not None and hybrid.ok:
             for hit in hybrid.hits:
                 arms = hit.arms or {}
-                if arms.get(self.lexical) is not None:
+                if arms.get(self.shown_arm) is not None:
                     in_lex.add(hit.card)
                 if arms.get("semantic") is not None:
                     in_sem.add(hit.card)
@@ -841,7 +864,7 @@ class HqlApp(JobsMixin, App[int]):
             ranking = rankings.get(slot)
             if ranking is None:
                 continue
-            label = self.lexical if slot == "lexical" else slot
+            label = self.shown_arm if slot == "lexical" else slot
             if i:
                 head.append("  │  ", style=p.muted)
             head.append(f"{label} ", style=p.accent)

@@ -194,7 +194,7 @@ class JobsMixin:
     def action_build_index(self) -> None:
         app: Any = self
         if app.session is None:
-            app.notify("the vault is still loading", severity="warning", timeout=2)
+            app.notify(app.session_missing(), severity="warning", timeout=3)
             return
         running = self.job_board.running(BUILD)
         if running is not None:
@@ -215,7 +215,9 @@ class JobsMixin:
         app: Any = self
         p = app.palette
         body = Text()
-        body.append("This vault's hql.toml names no semantic index.\n\n")
+        has_file = (app.vault_path / "hql.toml").is_file()
+        body.append("This vault's hql.toml names no semantic index.\n\n" if has_file
+                    else "This vault has no hql.toml, so no semantic index is named.\n\n")
         body.append("Write ")
         body.append(f'[semantics] index = "{DEFAULT_INDEX}"', style=p.accent)
         body.append(" into ")
@@ -247,7 +249,7 @@ class JobsMixin:
     def action_verify_index(self) -> None:
         app: Any = self
         if app.session is None:
-            app.notify("the vault is still loading", severity="warning", timeout=2)
+            app.notify(app.session_missing(), severity="warning", timeout=3)
             return
         index = self._configured_index()
         if index is None:

@@ -275,3 +275,63 @@ def test_app_module_imports_no_torch() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False", time.perf_counter() - started
+
+
+class HeldBm25:
+    """A session whose bm25 answers wait until released (the switch to hashbag is pressed
+    while one is still being computed)."""
+
+    def __init__(self, inner: Session) -> None:
+        self.inner = inner
+        self.release = threading.Event()
+
+    def query(self, text: str, **kwargs: Any) -> Any:
+        if kwargs.get("lexical") == "bm25":
+            self.release.wait(5)
+        return self.inner.query(text, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+async def test_labels_follow_the_arm_of_the_answer_on_screen(make_app, birds: Path) -> None:
+    """An answer computed with bm25 is labelled bm25 even after F2 asked for hashbag."""
+    holder: dict[str, HeldBm25] = {}
+
+    def factory(root: Path) -> HeldBm25:
+        holder["s"] = HeldBm25(Session.load(root, clock=fixed_clock))
+        return holder["s"]
+
+    app = make_app(birds, session_factory=factory)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        holder["s"].release.clear()
+        app.main.query_one(QueryInput).value = "night hunting birds"
+        await pilot.pause(0.2)  # the bm25 answer is being computed
+        app.lexical = "hashbag"
+        await pilot.pause(0.2)
+        holder["s"].release.set()  # now both answers may arrive, in either order
+        await settle(pilot, rounds=4)
+        title = str(app.main.column("lexical").query_one(".column-title").render())
+        assert app.answer_arm == "hashbag" and "hashbag" in title
+        # Whatever is on screen is labelled by the arm that computed it.
+        app._show_answer(app.shown_generation + 1, "night hunting birds", "bm25",
+                         holder["s"].inner.query("night hunting birds", lexical="bm25"))
+        title = str(app.main.column("lexical").query_one(".column-title").render())
+        assert app.lexical == "hashbag" and "bm25" in title and "hashbag" not in title
+
+
+async def test_a_vault_that_vanished_is_not_ranked_or_built(make_app, birds: Path) -> None:
+    import shutil
+
+    app = make_app(birds)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        shutil.rmtree(birds)
+        await pilot.press("f5")
+        await settle(pilot)
+        assert app.session is None
+        assert "cannot be opened" in _text(app.main.query_one(StatusLine))
+        await pilot.press("f7")
+        await settle(pilot)
+        assert not app.jobs

@@ -206,9 +206,9 @@ class JobView(Vertical):
     def _paint(self, event: JobEvent) -> None:
         styles = _styles(self.app)
         self._title.update(title_line(event, styles))
-        if event.determinate:
+        if event.determinate and not (event.state == "succeeded" and not event.total):
             self._bar.update(total=max(1, event.total or 0), progress=event.done)
-        elif event.finished:
+        elif event.finished:  # incl. a build with nothing to embed: "up to date" is done
             self._bar.update(total=1, progress=1)
         else:
             self._bar.update(total=None)
