@@ -75,6 +75,8 @@ def _configured_index(vault: str) -> Path:
     from producer.build import BuildError
     from producer.config import load_config
 
+    if not Path(vault).is_dir():
+        raise BuildError(f"{vault}: not a directory")
     config = load_config(vault)
     config.require("semantics")
     if config.index_path is None:
