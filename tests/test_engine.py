@@ -448,6 +448,44 @@ def test_cancel_stops_between_polls(fake, birds, env):
         build(settings_or_refuse(local, env), opts)
 
 
+def test_cancel_ends_a_long_retry_after_wait_at_once(fake, birds, env):
+    """Only the cancel event is injected: the default sleep is the event's own wait, so a
+    60 s Retry-After ends as soon as the cancel is set (the app joins workers at exit)."""
+    import time
+
+    run("sync", birds, env)
+    run("build", birds, env)
+    fake.inject_fault("POST", "/v1/query", status=429, retry_after=60, times=5)
+    local = LocalCards.load(birds)
+    settings = settings_or_refuse(local, env)
+    cancel = threading.Event()
+    waiting = threading.Event()
+
+    def on_event(event):
+        if isinstance(event, Retrying):
+            waiting.set()
+
+    outcome: list[BaseException | None] = []
+
+    def ask():
+        try:
+            search(local, settings, "owl", mode="bm25",
+                   options=Options(on_event=on_event, cancel=cancel))
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=ask, daemon=True)
+    worker.start()
+    assert waiting.wait(10)
+    set_at = time.monotonic()
+    cancel.set()
+    worker.join(10)
+    assert not worker.is_alive() and time.monotonic() - set_at < 5
+    assert isinstance(outcome[0], EngineCancelled)
+    fake.clear_faults()
+
+
 def test_wrong_key_and_unknown_database_fail_with_the_engines_words(fake, birds, env):
     with pytest.raises(EngineFailure, match="invalid API key"):
         run("sync", birds, {**env, "HOTDATA_API_KEY": "wrong"})

@@ -193,6 +193,23 @@ def test_retries_are_bounded_by_attempts_and_by_the_deadline():
     assert clock.sleeps == [50.0]
 
 
+def test_a_set_cancel_ends_a_retry_after_wait_at_once():
+    import threading
+    import time
+
+    from hqltui.core.engine.errors import EngineCancelled
+
+    cancel = threading.Event()
+    fn, calls = _failing([_api_error(429, "OVERLOADED", retry_after="60")])
+    timer = threading.Timer(0.2, cancel.set)
+    timer.start()
+    started = time.monotonic()
+    with pytest.raises(EngineCancelled):
+        call("q", fn, policy=RetryPolicy(), cancel=cancel)
+    assert time.monotonic() - started < 5 and len(calls) == 1
+    timer.cancel()
+
+
 def test_a_409_that_is_not_resource_locked_is_not_retried():
     fn, calls = _failing([_api_error(409, "CONFLICT", "table already exists")])
     with pytest.raises(EngineFailure, match="table already exists"):

@@ -132,3 +132,37 @@ async def test_an_unreachable_engine_is_one_line_without_a_traceback(make_app, e
         assert row.has_class("-line")
         line = str(row.query_one("#engine-line").render())
         assert line.startswith("engine failed:") and "query planner exploded" in line
+
+
+async def test_quitting_while_the_engine_waits_out_a_retry_after_is_prompt(make_app, synced,
+                                                                          engine_env) -> None:
+    """The real sleep (nothing injected but an event sink): a 60 s Retry-After on every engine
+    query must not hold up the app's exit. The row's thread workers run on the event loop's
+    default executor, so the test joins it the way the loop's own shutdown does."""
+    import asyncio
+    import time
+
+    from hqltui.core.engine import Retrying
+
+    waiting = threading.Event()
+
+    def on_event(event) -> None:
+        if isinstance(event, Retrying):
+            waiting.set()
+
+    app = make_app(synced)
+    app.engine_options = {"on_event": on_event}
+    engine_env.inject_fault("POST", "/v1/query*", status=429, retry_after=60, times=50)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f9")
+        app.main.query_one("#query").value = "night hunting birds"  # type: ignore[attr-defined]
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if waiting.is_set():
+                break
+        assert waiting.is_set()
+        started = time.monotonic()
+    await asyncio.get_running_loop().shutdown_default_executor()
+    assert time.monotonic() - started < 5
+    engine_env.clear_faults()

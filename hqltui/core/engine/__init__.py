@@ -17,7 +17,8 @@ Public API (the app and ``hql-tui engine`` build on it; ``hotdata`` and
 ``Options(on_event=, policy=, sleep=, clock=, poll_interval=, job_timeout=, cancel=)``
     ``on_event`` receives the events of ``hqltui.core.engine.events`` (``Step``,
     ``RowsUploaded``, ``JobProgress``, ``Retrying``) on the operation's thread;
-    ``cancel`` is a ``threading.Event`` checked between requests and polls.
+    ``cancel`` is a ``threading.Event`` checked between requests and polls and after
+    every wait; with it set and no ``sleep`` injected, a wait is ``cancel.wait``.
 
 Errors: ``EngineRefused`` (``.refusal``: message and fix; nothing was sent),
 ``EngineFailure`` (the engine's own message; ``.detail`` holds a failed job's

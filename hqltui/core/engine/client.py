@@ -65,7 +65,7 @@ class EngineClient:
         operation: str = "engine",
         on_event: EventSink = ignore,
         policy: RetryPolicy | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         poll_interval: float = 1.0,
         job_timeout: float = 1800.0,
@@ -76,7 +76,9 @@ class EngineClient:
         self.operation = operation
         self.on_event = on_event
         self.policy = policy or RetryPolicy()
-        self.sleep = sleep
+        # With a cancel event the default sleep is ``cancel.wait``: a cancel (or the
+        # app quitting) ends a Retry-After or poll wait at once.
+        self.sleep = sleep if sleep is not None else retry_mod.cancellable_sleep(cancel)
         self.clock = clock
         self.poll_interval = poll_interval
         self.job_timeout = job_timeout
@@ -128,11 +130,18 @@ class EngineClient:
         if self.cancel is not None and self.cancel.is_set():
             raise EngineCancelled(f"{self.operation} cancelled")
 
+    def pause(self, seconds: float) -> None:
+        """Wait between polls; a cancel set before or during the wait raises at once after."""
+        self.check_cancel()
+        self.sleep(seconds)
+        self.check_cancel()
+
     def call(self, what: str, fn: Callable[[], Any], *, idempotent: bool = False) -> Any:
         self.check_cancel()
         return retry_mod.call(
             what, fn, policy=self.policy, sleep=self.sleep, clock=self.clock,
             on_event=self.on_event, operation=self.operation, idempotent=idempotent,
+            cancel=self.cancel,
         )
 
     def _timeout(self) -> float:
@@ -361,8 +370,7 @@ class EngineClient:
                 return True
             if self.clock() > deadline:
                 raise EngineFailure(f"{label}: still pending after {self.job_timeout:g}s")
-            self.check_cancel()
-            self.sleep(self.poll_interval)
+            self.pause(self.poll_interval)
 
     # ------------------------------------------------------------------ jobs
 
@@ -434,5 +442,4 @@ class EngineClient:
                     f"{label}: job {job_id} still {status} after {elapsed:.0f}s; "
                     "it may still finish -- run the command again later"
                 )
-            self.check_cancel()
-            self.sleep(self.poll_interval)
+            self.pause(self.poll_interval)

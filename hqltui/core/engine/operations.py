@@ -68,7 +68,7 @@ class Options:
 
     on_event: EventSink = ignore
     policy: RetryPolicy = field(default_factory=RetryPolicy)
-    sleep: Callable[[float], None] = time.sleep
+    sleep: Callable[[float], None] | None = None  # None: time.sleep, or cancel.wait with a cancel
     clock: Callable[[], float] = time.monotonic
     poll_interval: float = 1.0
     job_timeout: float = 1800.0
@@ -264,8 +264,7 @@ def _wait_ready(c: EngineClient, index: IndexInfo, spec: IndexSpec) -> bool:
         if c.clock() - started > c.job_timeout:
             raise EngineFailure(f"{spec.label} `{index.name}` still pending after "
                                 f"{c.job_timeout:g}s")
-        c.check_cancel()
-        c.sleep(c.poll_interval)
+        c.pause(c.poll_interval)
 
 
 def build(settings: EngineSettings, options: Options | None = None) -> BuildReport:

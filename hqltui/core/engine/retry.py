@@ -16,12 +16,19 @@ enhanced Query/Load clients are given zero retries, so this is the only loop.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from hqltui.core.engine.errors import ConnectionLost, EngineFailure, engine_message, error_body
+from hqltui.core.engine.errors import (
+    ConnectionLost,
+    EngineCancelled,
+    EngineFailure,
+    engine_message,
+    error_body,
+)
 from hqltui.core.engine.events import EventSink, Retrying, ignore
 
 T = TypeVar("T")
@@ -83,23 +90,46 @@ def _unreachable(exc: BaseException) -> bool:
     return isinstance(reason, NewConnectionError | ConnectionRefusedError)
 
 
+def cancellable_sleep(cancel: threading.Event | None) -> Callable[[float], None]:
+    """The default sleep: ``cancel.wait`` when there is a cancel event, so a set
+    cancel ends a Retry-After or poll wait at once instead of after it."""
+    if cancel is None:
+        return time.sleep
+
+    def wait(seconds: float) -> None:
+        cancel.wait(seconds)
+
+    return wait
+
+
+def check_cancel(cancel: threading.Event | None, operation: str = "engine") -> None:
+    if cancel is not None and cancel.is_set():
+        raise EngineCancelled(f"{operation} cancelled")
+
+
 def call(
     what: str,
     fn: Callable[[], T],
     *,
     policy: RetryPolicy,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
     on_event: EventSink = ignore,
     operation: str = "engine",
     idempotent: bool = False,
+    cancel: threading.Event | None = None,
 ) -> T:
     """``fn()`` under the retry rule above.
 
     ``idempotent=True`` (reads: GETs and read-only SQL) also resends after a dropped
-    connection, within the same bounds; a create or a load never is.
+    connection, within the same bounds; a create or a load never is. With a
+    ``cancel`` event the default sleep is ``cancel.wait`` and every wait is
+    followed by a check: a set cancel raises ``EngineCancelled`` instead of resending.
     """
     from hotdata.exceptions import ApiException
+
+    if sleep is None:
+        sleep = cancellable_sleep(cancel)
 
     start = clock()
     attempt = 0
@@ -129,6 +159,7 @@ def call(
                 ) from exc
             on_event(Retrying(operation, what, status, code, attempt, wait, message))
             sleep(wait)
+            check_cancel(cancel, operation)
         except Exception as exc:
             if not is_connection_error(exc):
                 raise
@@ -140,6 +171,7 @@ def call(
                     on_event(Retrying(operation, what, None, None, attempt, wait,
                                       "the connection closed before a reply (a read; resent)"))
                     sleep(wait)
+                    check_cancel(cancel, operation)
                     continue
             raise ConnectionLost(
                 f"{what}: the connection closed before the engine replied ({_short(exc)})"

@@ -20,6 +20,7 @@ the three columns. ``hotdata`` and ``pyarrow`` are imported in the workers only.
 
 from __future__ import annotations
 
+import threading
 from functools import partial
 from typing import Any
 
@@ -119,6 +120,11 @@ class EngineRow(Vertical):
         self.check_line: tuple[str, str, str | None] | None = None  # (kind, message, fix)
         self.unavailable: tuple[str, str, str | None] | None = None
         self.checking = False
+        # Set on unmount: ends any engine wait (a Retry-After, a poll) in the row's workers
+        # at once, so quitting never waits it out. Each query also has its own event, set
+        # when a newer query supersedes it.
+        self._stop_engine = threading.Event()
+        self._engine_query_cancel: threading.Event | None = None
         self.job: Any = None  # newest JobEvent of an engine job run without the jobs panel
         self.on_job_finished: Any = None
 
@@ -142,11 +148,17 @@ class EngineRow(Vertical):
     def columns(self) -> list[RankingColumn]:
         return [self.column(slot) for slot in ENGINE_SLOTS]
 
-    def _options(self) -> Any:
+    def _options(self, cancel: threading.Event | None = None) -> Any:
         from hqltui.core.engine import Options
 
         extra = dict(getattr(self.app, "engine_options", None) or {})
+        extra["cancel"] = cancel if cancel is not None else self._stop_engine
         return Options(**extra)
+
+    def on_unmount(self) -> None:
+        self._stop_engine.set()
+        if self._engine_query_cancel is not None:
+            self._engine_query_cancel.set()
 
     # ---------------------------------------------------------------- toggling
 
@@ -172,8 +184,13 @@ class EngineRow(Vertical):
             return
         if self.shown_generation == 0 or self.answer is None:
             self._busy("asking the engine…")
+        if self._engine_query_cancel is not None:
+            self._engine_query_cancel.set()  # the older query's answer would never be shown
+        cancel = self._engine_query_cancel = threading.Event()
+        if self._stop_engine.is_set():
+            cancel.set()
         self.run_worker(
-            partial(self._ask, session, generation, text, submitted),
+            partial(self._ask, session, generation, text, submitted, cancel),
             name=f"engine query {generation}",
             description=f"engine query {generation}",  # never repr() the session
             group="engine-query",
@@ -182,7 +199,8 @@ class EngineRow(Vertical):
             exit_on_error=False,
         )
 
-    def _ask(self, session: Any, generation: int, text: str, submitted: bool) -> None:
+    def _ask(self, session: Any, generation: int, text: str, submitted: bool,
+             cancel: threading.Event) -> None:
         """Runs in a thread: the engine's three arms, and the local bm25 answer to compare."""
         from hqltui.core.engine import (
             EngineCancelled,
@@ -196,12 +214,15 @@ class EngineRow(Vertical):
         try:
             local = LocalCards.from_session(session)
             settings = settings_or_refuse(local)
-            answer = search(local, settings, text, live=submitted, options=self._options())
+            answer = search(local, settings, text, live=submitted,
+                            options=self._options(cancel))
+        except EngineCancelled:
+            return  # superseded by a newer query, or the row is closing: nothing to show
         except EngineRefused as exc:
             self.post_message(EngineUnavailable(generation, "refusal", exc.refusal.message,
                                                 exc.refusal.fix))
             return
-        except (EngineFailure, EngineCancelled) as exc:
+        except EngineFailure as exc:
             self.post_message(EngineUnavailable(generation, "failure", str(exc), None))
             return
         reference = session.query(text, lexical="bm25", live=submitted)
@@ -263,11 +284,13 @@ class EngineRow(Vertical):
             local = LocalCards.from_session(session)
             settings = settings_or_refuse(local)
             report = verify(local, settings, self._options())
+        except EngineCancelled:
+            return  # the row is closing
         except EngineRefused as exc:
             self.post_message(EngineChecked(None, "refusal", exc.refusal.message,
                                             exc.refusal.fix))
             return
-        except (EngineFailure, EngineCancelled) as exc:
+        except EngineFailure as exc:
             self.post_message(EngineChecked(None, "failure", str(exc)))
             return
         self.post_message(EngineChecked(report))
