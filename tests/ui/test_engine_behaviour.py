@@ -166,3 +166,45 @@ async def test_quitting_while_the_engine_waits_out_a_retry_after_is_prompt(make_
     await asyncio.get_running_loop().shutdown_default_executor()
     assert time.monotonic() - started < 5
     engine_env.clear_faults()
+
+
+def _title(row: EngineRow, slot: str) -> str:
+    from textual.widgets import Label
+
+    return str(row.column(slot).query_one(".column-title", Label).render())
+
+
+async def test_an_answer_on_screen_is_marked_while_a_newer_query_is_out(make_app, synced,
+                                                                        monkeypatch) -> None:
+    import hqltui.core.engine as engine
+
+    release = threading.Event()
+    release.set()
+    real = engine.search
+
+    def gated(*args, **kwargs):
+        release.wait(10)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "search", gated)
+    app = _app(make_app, synced)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f9")
+        await type_query(pilot, "night hunting birds")
+        row = app.main.query_one(EngineRow)
+        shown = row.answer
+        assert shown is not None and "asking" not in _title(row, "engine-bm25")
+        release.clear()
+        app.main.query_one("#query").value = "red plumage"  # type: ignore[attr-defined]
+        for _ in range(40):
+            await pilot.pause(0.05)
+            if row.pending:
+                break
+        assert row.answer is shown  # the old answer stays, marked as out of date
+        assert all(_title(row, slot).endswith(" · asking…") for slot in
+                   ("engine-bm25", "engine-semantic", "engine-hybrid"))
+        release.set()
+        await settle(pilot)
+        assert row.answer is not shown and row.answer.query == "red plumage"
+        assert not row.pending and "asking" not in _title(row, "engine-hybrid")

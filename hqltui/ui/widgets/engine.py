@@ -189,6 +189,7 @@ class EngineRow(Vertical):
         cancel = self._engine_query_cancel = threading.Event()
         if self._stop_engine.is_set():
             cancel.set()
+        self._titles()  # mark what is on screen as out of date until this answer comes
         self.run_worker(
             partial(self._ask, session, generation, text, submitted, cancel),
             name=f"engine query {generation}",
@@ -337,15 +338,21 @@ class EngineRow(Vertical):
     def show_columns(self) -> None:
         self.set_class(False, "-line")
 
+    @property
+    def pending(self) -> bool:
+        """A newer engine query than the answer on screen is still out."""
+        return self.generation > self.shown_generation
+
     def _titles(self) -> None:
         p = self.hql.palette
+        mark = (" · asking…", p.accent) if self.pending else ""
         self.column("engine-bm25").set_title(
-            Text.assemble(("engine bm25", "bold"), (" · Δ vs local bm25", p.muted)))
+            Text.assemble(("engine bm25", "bold"), (" · Δ vs local bm25", p.muted), mark))
         self.column("engine-semantic").set_title(
             Text.assemble(("engine vector", "bold"), " (", ("approximate", p.warning), ")",
-                          (" · Δ", p.muted)))
+                          (" · Δ", p.muted), mark))
         self.column("engine-hybrid").set_title(
-            Text.assemble(("engine hybrid", "bold"), (" · Δ vs local (bm25)", p.muted)))
+            Text.assemble(("engine hybrid", "bold"), (" · Δ vs local (bm25)", p.muted), mark))
 
     def _unavailable_line(self, kind: str, message: str, fix: str | None) -> Text:
         p = self.hql.palette
