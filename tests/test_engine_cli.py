@@ -106,3 +106,12 @@ def test_usage_errors_exit_two(capsys):
 def test_missing_vault_is_a_refusal(tmp_path, capsys):
     assert engine("verify", str(tmp_path / "nope")) == 1
     assert "not a directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", ["", "   "])
+def test_a_blank_search_is_a_usage_error_in_one_line(tmp_path, capsys, text):
+    assert engine("search", str(tmp_path), text) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines() == [
+        "hql-tui engine search: error: the query is blank; give the text to rank"]

@@ -14,9 +14,20 @@ import json
 import sys
 from typing import Any
 
-from hqltui.commands.common import FAILED, Parser, positive_int, run_command
+from hqltui.commands.common import FAILED, Parser, UsageError, positive_int, run_command
 
 ACTIONS = ("sync", "build", "verify", "search")
+
+
+def query_text(value: str) -> str:
+    """The search text; a blank one is a usage error (exit 2, one line), not an empty search.
+
+    Raised as ``UsageError`` (not argparse's type error) so the line is not preceded by
+    the usage text.
+    """
+    if not value.strip():
+        raise UsageError("hql-tui engine search: error: the query is blank; give the text to rank")
+    return value
 
 
 def parser() -> argparse.ArgumentParser:
@@ -35,7 +46,7 @@ def parser() -> argparse.ArgumentParser:
         a = sub.add_parser(action, help=helps[action], description=helps[action])
         a.add_argument("vault", help="the vault directory")
         if action == "search":
-            a.add_argument("text", help="the query")
+            a.add_argument("text", type=query_text, help="the query (not blank)")
             a.add_argument("--mode", choices=("bm25", "semantic", "hybrid", "all"),
                            default="all", help="which arm(s); default all")
             a.add_argument("--exact", action="store_true",
