@@ -46,26 +46,4 @@ def start(app: Any, kind: str) -> bool:
         if row.active:
             row.start_query(app.generation, app.text, submitted=False)
 
-    start_job = getattr(app, "start_job", None)
-    if start_job is not None:
-        return bool(start_job(job, on_finished=finished))
-    return _run_alone(app, job, finished)
-
-
-def _run_alone(app: Any, job: Any, finished: Any) -> bool:
-    """Without the jobs panel: the job's newest line goes in the engine header line."""
-    from functools import partial
-
-    from hqltui.ui.widgets.engine import EngineJobUpdate, EngineRow
-
-    row = app.main.query_one(EngineRow)
-    if row.job is not None and not row.job.finished:
-        app.notify(f"{row.job.title} is already running", severity="warning", timeout=3)
-        return False
-    row.on_job_finished = finished
-    if not row.active:  # the header line that follows the job is the engine row's
-        row.toggle()
-    app.run_worker(partial(job.run, lambda event: row.post_message(EngineJobUpdate(event))),
-                   name=job.title, description=job.title, group="engine-jobs", thread=True,
-                   exit_on_error=False)
-    return True
+    return bool(app.start_job(job, on_finished=finished))

@@ -95,14 +95,6 @@ class EngineChecked(Message):
         self.fix = fix
 
 
-class EngineJobUpdate(Message):
-    """A snapshot of an engine job run without the jobs panel."""
-
-    def __init__(self, event: Any) -> None:
-        super().__init__()
-        self.event = event
-
-
 # ------------------------------------------------------------------------ widget
 
 
@@ -125,8 +117,6 @@ class EngineRow(Vertical):
         # when a newer query supersedes it.
         self._stop_engine = threading.Event()
         self._engine_query_cancel: threading.Event | None = None
-        self.job: Any = None  # newest JobEvent of an engine job run without the jobs panel
-        self.on_job_finished: Any = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="engine-columns"):
@@ -310,18 +300,6 @@ class EngineRow(Vertical):
         self.hql.engine_status_changed()
         self.paint()
 
-    @on(EngineJobUpdate)
-    def _job_update(self, message: EngineJobUpdate) -> None:
-        message.stop()
-        self.job = message.event
-        self.hql.engine_status_changed()
-        if message.event.finished:
-            severity = "information" if message.event.state == "succeeded" else "error"
-            self.app.notify(message.event.message, title=message.event.title,
-                            severity=severity, timeout=8)  # type: ignore[arg-type]
-            if self.on_job_finished is not None:
-                self.on_job_finished(message.event)
-
     # --------------------------------------------------------------- painting
 
     def _busy(self, text: str) -> None:
@@ -433,13 +411,6 @@ class EngineRow(Vertical):
         p = self.hql.palette
         out = Text()
         out.append("engine ", style="bold")
-        job = self.job
-        if job is not None and (not job.finished or job.state != "succeeded"):
-            style = p.error if job.state == "failed" else p.accent
-            progress = f" {job.done}/{job.total}" if job.determinate and not job.finished else ""
-            out.append(f"{job.title}{progress}: {job.state}", style=style)
-            out.append(f" · {job.message}")
-            return out
         report = self.report
         if report is None:
             if self.check_line is not None:
