@@ -94,57 +94,56 @@ def _index_job_running(fake) -> bool:
                    for j in fake.state.jobs.values())
 
 
-async def _wait_for(pilot, app, words: str, fake, tries: int = 200) -> None:
-    """Step the fake's jobs until its first index job runs, then stop stepping (in manual
-    mode nothing moves by itself) and pause until the app shows ``words``; never
-    ``settle``: that waits for the polling job to end."""
-    for _ in range(tries):
-        if _index_job_running(fake):
-            break
-        with fake.state.lock:
-            unfinished = [j for j in fake.state.jobs.values()
-                          if j.status in ("pending", "running")]
-        if unfinished:
-            fake.advance_jobs()
-        await pilot.pause(0.05)
+async def _wait_for(pilot, app, words: str, tries: int = 400) -> None:
+    """Pause until the jobs panel shows ``words``; never ``settle``: that waits for the
+    polling job to end."""
     for _ in range(tries):
         event = app.last_job_events.get("engine-sync-build")
         if event is not None and words in event.message:
             break
         await pilot.pause(0.05)
-    # The job keeps polling the (unmoving) fake: wait until what it shows stops
-    # changing for longer than a poll interval, so a loaded machine cannot catch
-    # the panel one log line behind.
-    for _ in range(20):
-        before = app.last_job_events.get("engine-sync-build")
-        await pilot.pause(0.8)
-        after = app.last_job_events.get("engine-sync-build")
-        if before is not None and after is not None and (before.message, before.log) == (
-            after.message, after.log
-        ):
-            break
     await pilot.pause(0.3)  # the coalescer's last flush
 
 
 def test_engine_job_in_progress(snap_compare, make_app, engine_vault, engine_env) -> None:
     """F11 on an empty engine table: rows written, then the bm25 index job running
-    (status, attempt, elapsed) in the jobs panel; the fake's jobs are stepped by hand."""
-    engine_env.set_job_mode("manual")
+    (status, attempt, elapsed) in the jobs panel.
+
+    Deterministic by construction: the fake moves a job one step each time the client
+    reads it, and the client's wait between polls blocks once the index job runs, so
+    the job stands still at exactly that point until the screenshot is taken."""
+    import threading
+    import time
+
+    engine_env.set_job_mode("poll")
+    gate = threading.Event()
+
+    def sleep(_seconds: float) -> None:
+        if not _index_job_running(engine_env):
+            time.sleep(0.005)
+            return
+        deadline = time.monotonic() + 30  # until the screenshot is taken (app exit cancels)
+        while time.monotonic() < deadline and not gate.is_set():
+            if any(job.cancel_requested.is_set() for job in list(app.jobs.values())):
+                return
+            time.sleep(0.02)
+
     app = make_app(engine_vault)
-    app.engine_options = _frozen_options()
+    app.engine_options = {**_frozen_options(), "sleep": sleep}
 
     async def run(pilot) -> None:
         await settle(pilot)
         await pilot.press("f9")
         await settle(pilot)
         await pilot.press("f11")
-        await _wait_for(pilot, app, "bm25 index on text: running", engine_env)
+        await _wait_for(pilot, app, "bm25 index on text: running")
 
     try:
         assert snap_compare(app, terminal_size=SIZE, run_before=run)
     finally:
         for job in list(app.jobs.values()):
             job.cancel()
+        gate.set()
 
 
 def test_engine_job_failed_with_its_message(snap_compare, make_app, engine_vault, engine_env
