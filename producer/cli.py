@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -186,6 +187,10 @@ class _Usage(Exception):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # SIGINT is how the app (and a terminal) asks a build to stop cleanly. A process
+    # started from a background job inherits SIGINT *ignored*; take it back, or a
+    # cancel would only end at the SIGKILL that follows.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     p = parser()
     args = p.parse_args(argv)
     from producer.build import BuildError

@@ -64,7 +64,22 @@ def test_a_verify_job_is_clean_then_lists_a_stale_card(built, tmp_path):
     assert any("merge-key" in line and "stale" in line for line in final.log)
 
 
-def test_a_cancelled_build_leaves_the_index_byte_identical(built, tmp_path):
+@pytest.mark.parametrize("sigint", ["default", "ignored"])
+def test_a_cancelled_build_leaves_the_index_byte_identical(built, tmp_path, sigint):
+    """Also when the app was started with SIGINT ignored (a background job): the
+    producer takes SIGINT back, so a cancel is its own clean stop, not the SIGKILL."""
+    import signal
+
+    if sigint == "ignored":
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # inherited by the child
+    try:
+        _cancel_a_paused_build(built, tmp_path)
+    finally:
+        if sigint == "ignored":
+            signal.signal(signal.SIGINT, previous)
+
+
+def _cancel_a_paused_build(built, tmp_path):
     root, out, _ = built
     copy = tmp_path / "mini"
     shutil.copytree(root, copy)
@@ -86,6 +101,7 @@ def test_a_cancelled_build_leaves_the_index_byte_identical(built, tmp_path):
     thread.join(timeout=30)
     assert not thread.is_alive()
     assert events[-1].state == "cancelled"
+    assert any("interrupted" in line for line in events[-1].log), events[-1].log
     assert index.read_bytes() == before
     left = sorted(p.name for p in index.parent.iterdir() if not p.name.endswith(".lock"))
     assert left == ["index.sqlite"], "a temporary file or journal was left behind"

@@ -10,6 +10,7 @@ producer: a line on stderr, exit status 130, nothing written.
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -20,6 +21,7 @@ def say(**event: object) -> None:
 
 
 def main() -> int:
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as the real producer does
     control, mode = Path(sys.argv[1]), sys.argv[2]
     # Until the pause, stdout only: stdout and stderr are read by two threads, and a
     # snapshot needs one order of log lines.
