@@ -24,12 +24,6 @@ pytest_plugins = ["tests.fake_hotdata.fixtures"]
 
 
 @pytest.fixture
-def api(fake_hotdata):
-    with api_client(fake_hotdata) as client:
-        yield client
-
-
-@pytest.fixture
 def loaded(api):
     db = create_database(api)
     load(api, db, cards_table())

@@ -26,12 +26,6 @@ pytest_plugins = ["tests.fake_hotdata.fixtures"]
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture
-def api(fake_hotdata):
-    with api_client(fake_hotdata) as client:
-        yield client
-
-
 def _raw(api, method, path, body=None, headers=None):
     """Send a hand-built request through the SDK's own transport (for malformed bodies)."""
     config = api.configuration

@@ -12,7 +12,6 @@ from hotdata import models as m
 
 from tests.fake_hotdata.testing import (
     VECTOR,
-    api_client,
     cards_table,
     create_database,
     create_index,
@@ -24,12 +23,6 @@ from tests.fake_hotdata.testing import (
 )
 
 pytest_plugins = ["tests.fake_hotdata.fixtures"]
-
-
-@pytest.fixture
-def api(fake_hotdata):
-    with api_client(fake_hotdata) as client:
-        yield client
 
 
 @pytest.fixture

@@ -24,3 +24,12 @@ def fake_hotdata() -> Iterator[FakeHotdata]:
         yield fake
     finally:
         fake.stop()
+
+
+@pytest.fixture
+def api(fake_hotdata: FakeHotdata):
+    """An SDK ``ApiClient`` pointed at ``fake_hotdata``."""
+    from .testing import api_client
+
+    with api_client(fake_hotdata) as client:
+        yield client
