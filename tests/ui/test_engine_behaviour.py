@@ -73,18 +73,25 @@ async def test_palette_lists_the_engine_entries(make_app, synced) -> None:
         assert keys["app.engine-sync"] == "f11" and keys["app.engine-verify"] == "f12"
 
 
-async def test_a_slow_engine_never_holds_up_local_ranking(make_app, synced, monkeypatch
-                                                          ) -> None:
+
+def _gate_engine_search(monkeypatch) -> threading.Event:
+    """Engine searches wait until the returned event is set."""
     import hqltui.core.engine as engine
 
     release = threading.Event()
     real = engine.search
 
-    def slow(*args, **kwargs):
+    def gated(*args, **kwargs):
         release.wait(10)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(engine, "search", slow)
+    monkeypatch.setattr(engine, "search", gated)
+    return release
+
+
+async def test_a_slow_engine_never_holds_up_local_ranking(make_app, synced, monkeypatch
+                                                          ) -> None:
+    release = _gate_engine_search(monkeypatch)
     app = _app(make_app, synced)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -176,17 +183,8 @@ def _title(row: EngineRow, slot: str) -> str:
 
 async def test_an_answer_on_screen_is_marked_while_a_newer_query_is_out(make_app, synced,
                                                                         monkeypatch) -> None:
-    import hqltui.core.engine as engine
-
-    release = threading.Event()
+    release = _gate_engine_search(monkeypatch)
     release.set()
-    real = engine.search
-
-    def gated(*args, **kwargs):
-        release.wait(10)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(engine, "search", gated)
     app = _app(make_app, synced)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
