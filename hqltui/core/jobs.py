@@ -138,12 +138,11 @@ class SubprocessJob(Job):
     command: Sequence[str] = ()
     cwd: str | None = None
     env: dict[str, str] | None = None
-    _process: subprocess.Popen[str] | None = None
 
     def work(self, emit: Emit) -> None:
         env = dict(os.environ if self.env is None else self.env)
         env.setdefault("PYTHONUNBUFFERED", "1")
-        self._process = process = subprocess.Popen(
+        process = subprocess.Popen(
             list(self.command),
             cwd=self.cwd,
             env=env,

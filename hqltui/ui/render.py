@@ -15,13 +15,6 @@ from rich.text import Text
 # The tokeniser's separator rule has one home, in the core.
 from hqltui.core.lexical import token_spans, tokens
 
-ARM_TITLES = {
-    "bm25": "lexical · bm25",
-    "hashbag": "lexical · hashbag",
-    "semantic": "semantic",
-    "hybrid": "hybrid · rrf",
-}
-
 
 def short_revision(revision: str | None, width: int = 12) -> str:
     """``sha256:0123456789abcdef…`` → ``sha256:012345``; other strings are cut to ``width``."""

@@ -26,7 +26,6 @@ from hqltui.core.engine.events import EventSink, JobProgress, Retrying, Step, ig
 from hqltui.core.engine.retry import RetryPolicy
 from hqltui.core.engine.settings import SCHEMA, EngineSettings
 
-TERMINAL = ("succeeded", "partially_succeeded", "failed")
 PARQUET = "application/vnd.apache.parquet"
 CLOCK_SKEW = timedelta(seconds=30)  # how far the engine's job timestamps may lag ours
 RESENDS_AFTER_LOSS = 2  # a create found not to have happened is sent again at most this often

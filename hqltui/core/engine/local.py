@@ -18,8 +18,6 @@ from hqltui.core.ranking import Refusal
 from producer.config import Config, load_config
 from producer.vault import Vault, load_vault
 
-ROW_COLUMNS = ("name", "path", "title", "text", "content_hash", "embedding", "model", "revision")
-
 
 def _names(names: tuple[str, ...] | list[str], shown: int = 8) -> str:
     head = ", ".join(f"`{n}`" for n in names[:shown])

@@ -24,7 +24,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from hqltui.core.engine import sql
@@ -474,6 +473,3 @@ def settings_or_refuse(local: LocalCards, env: dict[str, str] | None = None) -> 
         return resolved
     raise EngineRefused(resolved)
 
-
-def load_local(root: str | Path) -> LocalCards:
-    return LocalCards.load(root)
