@@ -260,6 +260,8 @@ class HqlApp(JobsMixin, App[int]):
 
     @on(SessionLoaded)
     def _session_loaded(self, message: SessionLoaded) -> None:
+        if not self.is_running:
+            return  # shutting down: the screen's widgets are already being pruned
         first = self.session is None
         self.session = message.session
         self.load_error = None
@@ -289,6 +291,8 @@ class HqlApp(JobsMixin, App[int]):
 
     @on(SessionFailed)
     def _session_failed(self, message: SessionFailed) -> None:
+        if not self.is_running:
+            return  # shutting down: the screen's widgets are already being pruned
         self.loading = ""
         self.load_error = message.message
         self.session = None  # never rank, build or verify against a vault that is gone
@@ -414,6 +418,8 @@ class HqlApp(JobsMixin, App[int]):
 
     @on(AnswerReady)
     def _answer_ready(self, message: AnswerReady) -> None:
+        if not self.is_running:
+            return  # shutting down: the screen's widgets are already being pruned
         answer = message.answer
         if not message.partial:
             source = _vector_source(answer)
