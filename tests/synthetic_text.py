@@ -49,6 +49,11 @@ def build(segments: list[tuple[str, int]], separator: str = " ") -> str:
     return separator.join(separator.join([piece] * times) for piece, times in segments if times)
 
 
+# Twelve distinct words in one bucket, three times each: a bucket count of 36
+# where no term occurs more than 3 times (the shape that crashed on man pages).
+COLLIDED = build([(word, 3) for word in COLLIDING])
+
+
 @st.composite
 def texts(draw: st.DrawFn, max_segments: int = 12, max_repeat: int = 6000) -> str:
     """One card text: segments of words, colliding words and troff lines, heavily repeated."""

@@ -29,13 +29,10 @@ from hqltui.core.lexical import (
     tokens,
 )
 from hqltui.core.ranking import refine
-from tests.synthetic_text import COLLIDING, build, queries, texts
+from tests.synthetic_text import COLLIDED, COLLIDING, build, queries, texts
 
 K1, B = 1.2, 0.75
 
-# Twelve distinct words in one bucket, three times each: a bucket count of 36
-# where no term occurs more than 3 times (the shape that crashed on man pages).
-COLLIDED = build([(word, 3) for word in COLLIDING])
 # Counts past the damping table (4096): one bucket summing 12 * 400 = 4800
 # from terms of 400 each, and one term repeated 5000 times.
 LONG_COLLIDED = build([(word, 400) for word in COLLIDING])
