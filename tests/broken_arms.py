@@ -41,3 +41,11 @@ def drop_the_postings_order_tail(monkeypatch: pytest.MonkeyPatch) -> None:
     """bm25's postings sort loses its last entry: the postings no longer match the counts."""
     real = lexical._stable_order
     monkeypatch.setattr(lexical, "_stable_order", lambda keys, bound: real(keys, bound)[:-1])
+
+
+def lose_a_float_reading_the_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unpacking the index's vectors yields one float too few: the matrix cannot be filled."""
+    from hqltui.core import index_reader
+
+    real = index_reader.unpack_vectors
+    monkeypatch.setattr(index_reader, "unpack_vectors", lambda blob: real(blob)[:-1])

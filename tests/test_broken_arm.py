@@ -20,6 +20,7 @@ from tests.broken_arms import (
     break_the_tokeniser_on,
     bring_back_the_bucket_overflow,
     drop_the_postings_order_tail,
+    lose_a_float_reading_the_index,
 )
 from tests.retrieval_helpers import unit, write_test_index, write_vault
 from tests.synthetic_text import COLLIDED
@@ -138,6 +139,19 @@ def test_a_broken_postings_build_refuses_bm25_only(vault: Path, monkeypatch) -> 
     refusal = session.rank("owl", "bm25").refusal
     assert refusal is not None and refusal.message.startswith("bm25 cannot be built: ValueError")
     assert set(session.rank("owl", "hashbag").names()[:2]) == OWLS
+
+
+def test_an_index_that_cannot_be_opened_refuses_semantic_alone(vault: Path, monkeypatch) -> None:
+    lose_a_float_reading_the_index(monkeypatch)
+    session = Session.load(vault)
+    answer = session.query("owl")
+    refusal = answer.semantic.refusal
+    assert refusal is not None
+    assert refusal.message.startswith("semantic cannot be opened: ValueError: cannot reshape")
+    assert answer.hybrid.refusal == refusal
+    assert set(answer.lexical.names()[:2]) == OWLS
+    assert session.index_summary().state == "refused"
+    assert f"semantic search is off: {refusal.message}" in [w.message for w in session.warnings]
 
 
 # ------------------------------------------------------------------ the CLI

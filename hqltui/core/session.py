@@ -115,7 +115,7 @@ def _guarded(arm: str, doing: str, step: Callable[[], T]) -> T | Refusal:
         return arm_failure(arm, doing, exc)
 
 
-# What each lexical arm's structure is built from (the seam tests break one arm at).
+# Each lexical arm's structure, built from the shared term counts.
 LEXICAL_BUILDERS: dict[str, Callable[[TermCounts], Hashbag | BM25]] = {
     "hashbag": Hashbag,
     "bm25": BM25,
@@ -224,14 +224,14 @@ class Session:
     @staticmethod
     def _build_lexical(texts: list[str]) -> dict[str, Hashbag | BM25 | Refusal]:
         """Each lexical arm's structure, or its refusal (both refuse if the counts fail)."""
-        counts = _guarded("lexical", "cannot be built", lambda: TermCounts(texts))
-        out: dict[str, Hashbag | BM25 | Refusal] = {}
-        for arm, build in LEXICAL_BUILDERS.items():
-            if isinstance(counts, Refusal):
-                out[arm] = Refusal(counts.message.replace("lexical", arm, 1), counts.fix)
-            else:
-                out[arm] = _guarded(arm, "cannot be built", lambda b=build: b(counts))
-        return out
+        try:
+            counts = TermCounts(texts)
+        except Exception as exc:  # noqa: BLE001 - both lexical arms refuse; semantic answers
+            return {arm: arm_failure(arm, "cannot be built", exc) for arm in LEXICAL_BUILDERS}
+        return {
+            arm: _guarded(arm, "cannot be built", lambda build=build: build(counts))
+            for arm, build in LEXICAL_BUILDERS.items()
+        }
 
     def reload(self) -> Session:
         return Session.load(
