@@ -27,6 +27,7 @@ Order of work, and why:
 from __future__ import annotations
 
 import os
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,15 +52,20 @@ from producer.index import (
     TOOL_VERSION,
     BuildLock,
     CardRow,
+    IndexBusy,
     IndexContents,
     MetaRow,
     ModelRow,
     QueryRow,
     StoreError,
+    UnknownSchema,
+    aside_path,
+    is_sqlite_file,
     is_unit,
     pack,
     pause_point,
     read_index,
+    readable_query_texts,
     same_vault,
     write_index,
 )
@@ -70,7 +76,11 @@ Emit = Callable[[Event], None]
 
 
 class BuildError(Exception):
-    """A build cannot proceed; the message is meant for the user."""
+    """A build cannot proceed; the message is meant for the user, ``fix`` what to do."""
+
+    def __init__(self, message: str, fix: str | None = None) -> None:
+        super().__init__(message)
+        self.fix = fix
 
 
 @dataclass
@@ -177,35 +187,64 @@ def build(
         return _build_locked(options, spec, out, emit, embedder_factory, environ)
 
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
-
-
 def refuse_foreign_file(out: Path) -> None:
-    """Never replace something that is not an index (a typo in --out or hql.toml)."""
+    """Never replace something that is not an index (a typo in --out or hql.toml),
+    not even with ``--full``: the fix is moving it aside."""
     if out.is_dir():
-        raise BuildError(f"{out}: is a directory, not an index file")
+        raise BuildError(f"{out}: is a directory, not an index file", "name the index file")
     try:
-        with out.open("rb") as fh:
-            head = fh.read(len(SQLITE_MAGIC))
-    except FileNotFoundError:
-        return
+        sqlite = is_sqlite_file(out)
     except OSError as exc:
         raise BuildError(f"{out}: cannot be read ({exc.strerror})") from None
-    if head and head != SQLITE_MAGIC:
+    if sqlite is False:
+        aside = aside_path(out)
         raise BuildError(
-            f"{out}: exists and is not an SQLite index; refusing to overwrite it "
-            "(name another --out, or move the file)"
+            f"{out}: exists and is not an SQLite index; refusing to overwrite it, even with --full",
+            f"move it aside (mv {shlex.quote(str(out))} {shlex.quote(str(aside))}) "
+            "or name another --out",
         )
 
 
-def _previous(out: Path, emit: Emit) -> IndexContents | None:
+def _quoted(texts: list[str]) -> str:
+    return ", ".join(repr(t) for t in texts)
+
+
+def _previous(out: Path, emit: Emit, full: bool) -> tuple[IndexContents | None, list[str]]:
+    """The index being replaced, or (with ``--full``) ``None`` and the query texts
+    rescued from an index that can no longer be read. Never drops stored queries
+    silently; never waits on a locked file longer than the reader's lock wait."""
     if not out.exists():
-        return None
+        return None, []
     try:
-        return read_index(out)
+        return read_index(out), []
+    except IndexBusy as exc:
+        raise BuildError(str(exc), exc.fix) from None
+    except UnknownSchema as exc:
+        if exc.newer:
+            raise BuildError(
+                f"{exc}; it was written by a newer hql-semantics, and rebuilding would "
+                "downgrade it (refused even with --full)",
+                "use the newer hql-semantics, or move the file aside to build afresh",
+            ) from None
+        problem = exc
     except StoreError as exc:
-        emit({"event": "warning", "message": f"{exc}; rebuilding it from scratch"})
-        return None
+        problem = exc
+    texts = readable_query_texts(out)
+    stored = f"its stored queries: {_quoted(texts)}" if texts else "no stored query can be read"
+    if not full:
+        raise BuildError(
+            f"{problem}; refusing to rebuild it from scratch ({stored})",
+            "run the build again with --full to rebuild it (readable stored queries are "
+            "kept), or move the file aside",
+        )
+    emit(
+        {
+            "event": "warning",
+            "message": f"{problem}; rebuilding it from scratch (--full); "
+            + (f"stored queries kept: {_quoted(texts)}" if texts else stored),
+        }
+    )
+    return None, texts
 
 
 def _build_locked(
@@ -234,7 +273,7 @@ def _build_locked(
     if not vault.cards:
         raise BuildError(f"{options.vault}: no documents")
 
-    previous = _previous(out, emit)
+    previous, rescued = _previous(out, emit, options.full)
     reusable = (
         previous is not None
         and not options.full
@@ -264,8 +303,19 @@ def _build_locked(
             to_embed_cards.append(card)
 
     query_texts = set(options.queries)
-    if previous is not None and not options.drop_queries:
-        query_texts.update(q.text for q in previous.queries)
+    stored_texts = [q.text for q in previous.queries] if previous is not None else rescued
+    if options.drop_queries:
+        dropped = sorted(set(stored_texts) - query_texts)
+        if dropped:
+            emit(
+                {
+                    "event": "warning",
+                    "message": f"--drop-queries: dropping {len(dropped)} stored "
+                    f"quer{'y' if len(dropped) == 1 else 'ies'}: {_quoted(dropped)}",
+                }
+            )
+    else:
+        query_texts.update(stored_texts)
     query_blobs: dict[str, bytes] = {}
     to_embed_queries = []
     for text in sorted(query_texts):

@@ -215,9 +215,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not isinstance(exc, OSError) or not exc.strerror
             else (f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror)
         )
+        fix = getattr(exc, "fix", None)
         if jsonl:
-            _jsonl({"event": "error", "message": message})
-        print(f"{PROG}: {message}", file=sys.stderr)
+            _jsonl({"event": "error", "message": message, **({"fix": fix} if fix else {})})
+        print(f"{PROG}: {message}" + (f"; fix: {fix}" if fix else ""), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         if jsonl:
