@@ -108,6 +108,14 @@ def verify(vault_dir: str | os.PathLike[str], index_path: str | os.PathLike[str]
             )
         )
     vault = load_vault(root)
+    rows: dict[str, int] = {}
+    for c in contents.cards:
+        rows[c.name] = rows.get(c.name, 0) + 1
+    for name, count in rows.items():
+        if count > 1:
+            problems.append(
+                Problem("duplicate", f"{name}: {count} rows in the index for one card", name)
+            )
     stored = {c.name: c for c in contents.cards}
     for card in vault.cards:
         row = stored.get(card.name)

@@ -62,8 +62,12 @@ def fuse(
     weights: dict[str, float],
     window: int,
     limit: int | None,
+    exclude: np.ndarray | None = None,
 ) -> Ranking:
-    """The hybrid ranking of ``arms`` (scores aligned with ``names``, sorted by name)."""
+    """The hybrid ranking of ``arms`` (scores aligned with ``names``, sorted by name).
+
+    ``exclude`` (bool per card) leaves cards out whatever their arms say: cards whose
+    index rows cannot be scored are shown in no column that depends on them."""
     warnings = tuple(w for arm in arms for w in arm.warnings)
     windows = {arm.arm: window for arm in arms}
     retrieval = Retrieval(
@@ -100,6 +104,8 @@ def fuse(
                 for r, i in enumerate(chosen.tolist(), start=1)
             }
         )
+    if exclude is not None and exclude.any():
+        fused[exclude] = 0.0
     order, total = rank_indices(fused, limit)
     hits = tuple(
         Hit(

@@ -36,6 +36,7 @@ from producer.index import (
     MAX_DIMENSIONS,
     METRIC,
     SCHEMA_VERSION,
+    UNIT_TOLERANCE,
     StoreError,
     connect_readonly,
     same_vault,
@@ -81,6 +82,22 @@ class SemanticIndex:
     missing_names: tuple[str, ...]
     orphan_names: tuple[str, ...]
     fix: str  # the build command for this vault and index
+    # Cards whose stored vector is not finite and unit length, and names with more
+    # than one index row: left out of semantic and hybrid (``present`` is False).
+    invalid_names: tuple[str, ...] = ()
+    duplicate_names: tuple[str, ...] = ()
+    # Stored query vectors that are not finite and unit length: never used.
+    invalid_queries: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()  # the vault's card names, in matrix row order
+
+    @property
+    def excluded(self) -> np.ndarray:
+        """Per vault card: has index rows, but none that can be scored (bad or doubled)."""
+        out = np.zeros(len(self.present), dtype=bool)
+        if self.invalid_names or self.duplicate_names:
+            bad = set(self.invalid_names) | set(self.duplicate_names)
+            out[[i for i, name in enumerate(self.names) if name in bad]] = True
+        return out
 
     @property
     def fresh_count(self) -> int:
@@ -111,6 +128,32 @@ class SemanticIndex:
                     f"{noun} absent from the index, so left out of the semantic ranking "
                     f"(rebuild: {BUILD})",
                     self.missing_names,
+                )
+            )
+        for name in self.invalid_names:
+            out.append(
+                Warning(
+                    "index",
+                    f"`{name}` has a stored vector that is not finite and unit length, so it "
+                    f"is left out of semantic and hybrid (rebuild: {BUILD})",
+                    (name,),
+                )
+            )
+        for name in self.duplicate_names:
+            out.append(
+                Warning(
+                    "index",
+                    f"`{name}` has more than one row in the index, so both are left out of "
+                    f"semantic and hybrid (rebuild: {BUILD})",
+                    (name,),
+                )
+            )
+        for text in self.invalid_queries:
+            out.append(
+                Warning(
+                    "index",
+                    f"the stored vector for the query `{text}` is not finite and unit length, "
+                    f"so it is not used (rebuild: {BUILD})",
                 )
             )
         n = len(self.orphan_names)
@@ -232,6 +275,13 @@ def _read(
     except sqlite3.Error:
         queries = {}  # no query table: every query needs a live vector or a rebuild
 
+    bad_queries = sorted(
+        text for text, ok in zip(queries, unit_rows(list(queries.values()), dims), strict=True)
+        if not ok
+    )
+    for text in bad_queries:
+        del queries[text]
+
     position = {card.name: i for i, card in enumerate(vault.cards)}
     n = len(vault.cards)
     matrix = np.zeros((n, dims), dtype=np.float32)
@@ -239,19 +289,29 @@ def _read(
     stale = np.zeros(n, dtype=bool)
     rows_at: list[int] = []
     blobs: list[bytes] = []
-    orphans: list[str] = []
+    orphans: set[str] = set()
+    rows_of: dict[int, int] = {}
     for name, content_hash, blob in card_rows:
         i = position.get(name)
         if i is None:
-            orphans.append(str(name))
+            orphans.add(str(name))
             continue
+        rows_of[i] = rows_of.get(i, 0) + 1
         rows_at.append(i)
         blobs.append(bytes(blob))
-        present[i] = True
         stale[i] = content_hash != vault.cards[i].content_hash
-    if blobs:
-        matrix[np.asarray(rows_at)] = unpack_vectors(b"".join(blobs)).reshape(len(blobs), dims)
     names = [card.name for card in vault.cards]
+    doubled = {i for i, count in rows_of.items() if count > 1}
+    invalid: set[int] = set()
+    if blobs:
+        vectors = unpack_vectors(b"".join(blobs)).reshape(len(blobs), dims)
+        good = unit_rows(vectors, dims)
+        invalid = {i for i, ok in zip(rows_at, good.tolist(), strict=True) if not ok} - doubled
+        keep = good & ~np.isin(np.asarray(rows_at), list(doubled | invalid))
+        at = np.asarray(rows_at)[keep]
+        matrix[at] = vectors[keep]
+        present[at] = True
+    stale &= present
     return SemanticIndex(
         path=display,
         model=str(model_id),
@@ -266,7 +326,29 @@ def _read(
         stale=stale,
         queries=queries,
         stale_names=tuple(names[i] for i in np.flatnonzero(stale).tolist()),
-        missing_names=tuple(names[i] for i in np.flatnonzero(~present).tolist()),
+        missing_names=tuple(
+            names[i] for i in np.flatnonzero(~present).tolist() if i not in rows_of
+        ),
         orphan_names=tuple(sorted(orphans)),
         fix=fix,
+        invalid_names=tuple(sorted(names[i] for i in invalid)),
+        duplicate_names=tuple(sorted(names[i] for i in doubled)),
+        invalid_queries=tuple(bad_queries),
+        names=tuple(names),
     )
+
+
+def unit_rows(vectors: np.ndarray | list[bytes], dims: int) -> np.ndarray:
+    """One vectorised pass: which rows are finite and of unit length within the
+    tolerance ``verify`` uses (norms in float64). Byte blobs of another width than
+    ``dims`` count as good here: their length is checked where they are used."""
+    if isinstance(vectors, list):
+        sized = [i for i, b in enumerate(vectors) if len(b) == dims * 4]
+        out = np.ones(len(vectors), dtype=bool)
+        if sized:
+            packed = b"".join(vectors[i] for i in sized)
+            out[sized] = unit_rows(unpack_vectors(packed).reshape(len(sized), dims), dims)
+        return out
+    with np.errstate(over="ignore", invalid="ignore"):
+        norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors, dtype=np.float64))
+    return np.isfinite(norms) & (np.abs(norms - 1.0) <= UNIT_TOLERANCE)

@@ -392,6 +392,7 @@ class Session:
             weights=weights,
             window=s.window,
             limit=limit,
+            exclude=None if self.index is None else self.index.excluded,
         )
 
     def scores(self, text: str, arm: str, *, live: bool = False) -> np.ndarray | Refusal:
