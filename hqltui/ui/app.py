@@ -22,6 +22,7 @@ import os
 import shlex
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -55,6 +56,8 @@ from hqltui.ui.widgets.ranking import RankingColumn, Row
 from producer.config import LEXICAL_ARMS
 
 READY_ENV = "HQL_TUI_READY_FILE"
+# How often a session-load worker checks whether the app is quitting.
+LOAD_POLL_SECONDS = 0.05
 # The key that builds the index (the jobs panel).
 BUILD_HINT = "press F7"
 # The strip lists what blocks or skews a ranking first.
@@ -240,12 +243,9 @@ class HqlApp(JobsMixin, App[int]):
     @work(thread=True, exclusive=True, group="session", exit_on_error=False)
     def _load_session(self, reason: str) -> None:
         try:
-            if self._session_factory is not None:
-                session = self._session_factory(self.vault_path)
-            else:
-                from hqltui.core.session import Session
-
-                session = Session.load(self.vault_path, clock=self.clock)
+            session = self._read_session()
+            if session is None:
+                return  # quitting, or a newer load replaced this one
             history = self.history
             if history is None:
                 from hqltui.core.history import History
@@ -257,6 +257,35 @@ class HqlApp(JobsMixin, App[int]):
             self.post_message(SessionFailed(str(exc)))
             return
         self.post_message(SessionLoaded(session, reason))
+
+    def _read_session(self) -> Any:
+        """Load the session in a daemon thread, and give up waiting for it once this
+        worker is cancelled: a quit must not wait for a long load (the pool thread
+        of a worker is joined at exit; a daemon thread is not)."""
+        worker = get_current_worker()
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def load() -> None:
+            try:
+                if self._session_factory is not None:
+                    box["session"] = self._session_factory(self.vault_path)
+                else:
+                    from hqltui.core.session import Session
+
+                    box["session"] = Session.load(self.vault_path, clock=self.clock)
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the worker below
+                box["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=load, name="session-load", daemon=True).start()
+        while not done.wait(LOAD_POLL_SECONDS):
+            if worker.is_cancelled:
+                return None
+        if "error" in box:
+            raise box["error"]
+        return box["session"]
 
     @on(SessionLoaded)
     def _session_loaded(self, message: SessionLoaded) -> None:
