@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from producer.vault import read_regular
+
 CONFIG_NAME = "hql.toml"
 DEFAULT_INDEX = ".hql/index.sqlite"
 PROVIDERS = ("local", "http")
@@ -264,7 +266,7 @@ def load_config(root: str | Path) -> Config:
     file = root / CONFIG_NAME
     config = Config(root=root, file=file)
     try:
-        raw = file.read_bytes()
+        raw = read_regular(file)
     except FileNotFoundError:
         return config
     except OSError as exc:

@@ -27,6 +27,7 @@ import math
 import os
 import shlex
 import sqlite3
+import stat
 import sys
 import time
 from collections.abc import Iterable
@@ -264,12 +265,16 @@ def busy_error(path: str | os.PathLike[str]) -> IndexBusy:
 
 
 def is_sqlite_file(path: str | os.PathLike[str]) -> bool | None:
-    """True for an SQLite file, False for any other existing file, None when absent."""
+    """True for an SQLite file, False for any other existing file (a FIFO or device
+    included: never opened), None when absent."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(len(SQLITE_MAGIC))
+        mode = os.stat(path).st_mode
     except FileNotFoundError:
         return None
+    if not stat.S_ISREG(mode):
+        return False
+    with open(path, "rb") as fh:
+        head = fh.read(len(SQLITE_MAGIC))
     return not head or head == SQLITE_MAGIC
 
 
@@ -288,6 +293,8 @@ def connect_readonly(path: str | os.PathLike[str]) -> sqlite3.Connection:
     if p.is_dir():
         raise StoreError(f"{p}: is a directory, not an index file")
     if not p.is_file():
+        if p.exists():
+            raise StoreError(f"{p}: is not a regular file (a FIFO, socket or device)")
         raise StoreError(f"{p}: no such index file")
     uri = p.resolve().as_uri() + "?mode=ro"
     try:
