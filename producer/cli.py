@@ -15,6 +15,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from producer.terminal import shown, shown_lines
+
 PROG = "hql-semantics"
 
 
@@ -94,7 +96,7 @@ class _Human:
     def __call__(self, event: dict[str, object]) -> None:
         kind = event["event"]
         if kind == "warning":
-            print(f"warning: {event['message']}", file=sys.stderr)
+            print(f"warning: {shown(event['message'])}", file=sys.stderr)
         elif kind == "start":
             print(
                 f"{event['cards']} cards: {event['to_embed']} to embed, {event['reused']} "
@@ -106,12 +108,12 @@ class _Human:
         elif kind == "final":
             if event["up_to_date"]:
                 print(
-                    f"{event['out']}: up to date ({event['cards']} cards, "
+                    f"{shown(event['out'])}: up to date ({event['cards']} cards, "
                     f"{event['queries']} queries)"
                 )
             else:
                 print(
-                    f"{event['out']}: {event['cards']} cards ({event['embedded']} embedded, "
+                    f"{shown(event['out'])}: {event['cards']} cards ({event['embedded']} embedded, "
                     f"{event['reused']} reused, {event['removed']} removed), "
                     f"{event['queries']} queries, {event['dimensions']} dimensions, "
                     f"{event['model']} via {event['provider']}"
@@ -156,12 +158,12 @@ def _run_verify(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
     else:
         for problem in report.problems:
-            print(problem.message, file=sys.stderr)
+            print(shown(problem.message), file=sys.stderr)
         if report.clean:
-            print(f"{index}: clean, {report.cards} cards, {report.queries} queries")
+            print(f"{shown(index)}: clean, {report.cards} cards, {report.queries} queries")
         else:
             n = len(report.problems)
-            print(f"{index}: {n} problem{'s' if n != 1 else ''}", file=sys.stderr)
+            print(f"{shown(index)}: {n} problem{'s' if n != 1 else ''}", file=sys.stderr)
     return 0 if report.clean else 1
 
 
@@ -178,7 +180,7 @@ def _run_inspect(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(info, ensure_ascii=False, indent=2))
     else:
-        print(format_inspect(info))
+        print(shown_lines(format_inspect(info)))
     return 0
 
 
@@ -218,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         fix = getattr(exc, "fix", None)
         if jsonl:
             _jsonl({"event": "error", "message": message, **({"fix": fix} if fix else {})})
-        print(f"{PROG}: {message}" + (f"; fix: {fix}" if fix else ""), file=sys.stderr)
+        print(shown(f"{PROG}: {message}" + (f"; fix: {fix}" if fix else "")), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         if jsonl:
@@ -229,7 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = f"failed: {type(exc).__name__}: {exc}"
         if jsonl:
             _jsonl({"event": "error", "message": message})
-        print(f"{PROG}: {message}", file=sys.stderr)
+        print(f"{PROG}: {shown(message)}", file=sys.stderr)
         return 1
 
 

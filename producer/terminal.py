@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_UNSAFE_IN_BODY = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -23,3 +24,14 @@ def _escape(match: re.Match[str]) -> str:
 def shown(text: object) -> str:
     """``text`` with every control character written as ``\\xNN`` (or ``\\uNNNN``)."""
     return _UNSAFE.sub(_escape, str(text))
+
+
+def shown_lines(text: str) -> str:
+    """Lines we joined with newlines, each made terminal-safe on its own."""
+    return "\n".join(shown(line) for line in text.split("\n"))
+
+
+def shown_body(text: str) -> str:
+    """A multi-line text (a card body): newlines and tabs kept, CRs dropped, every
+    other control character made visible."""
+    return _UNSAFE_IN_BODY.sub(_escape, text.replace("\r", ""))

@@ -7,6 +7,8 @@ import argparse
 import sys
 from collections.abc import Callable
 
+from producer.terminal import shown
+
 USAGE = 2
 FAILED = 1
 
@@ -54,5 +56,5 @@ def run_command(
     except BrokenPipeError:
         return 0
     except Exception as exc:  # noqa: BLE001 - no traceback reaches a user
-        print(f"{label}: failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"{label}: failed: {type(exc).__name__}: {shown(exc)}", file=sys.stderr)
         return FAILED

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from hqltui.commands.common import Parser, run_command
+from producer.terminal import shown, shown_lines
 
 DEPTH = 10
 
@@ -191,10 +192,10 @@ def run(args: argparse.Namespace) -> int:
         queries = read_queries(Path(args.queries))
         session = Session.load(args.vault)
     except (QueriesError, NotADirectoryError, FileNotFoundError) as exc:
-        print(f"hql-tui: {exc}", file=sys.stderr)
+        print(f"hql-tui: {shown(exc)}", file=sys.stderr)
         return 1
     if "search" in session.config.errors:
-        print(f"hql-tui: {session.config.errors['search']}", file=sys.stderr)
+        print(f"hql-tui: {shown(session.config.errors['search'])}", file=sys.stderr)
         return 1
     unknown = sorted(
         {n for q in queries for n in q.relevant + q.decoys if n not in session.vault.by_name}
@@ -227,10 +228,10 @@ def run(args: argparse.Namespace) -> int:
         }
         if refusals:
             out += ["", "refusals:"] + [f"  {m}" for m in sorted(refusals)]
-        print("\n".join(out))
+        print(shown_lines("\n".join(out)))
     if unknown:
         print(
-            f"hql-tui: {args.queries} names cards not in the vault: {', '.join(unknown)}",
+            shown(f"hql-tui: {args.queries} names cards not in the vault: {', '.join(unknown)}"),
             file=sys.stderr,
         )
     return 1 if refused else 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from producer.config import load_config
+from producer.terminal import shown
 from producer.vault import load_vault
 
 
@@ -20,15 +21,15 @@ def list_vault(root: str) -> int:
     try:
         vault = load_vault(root)
     except (NotADirectoryError, FileNotFoundError) as exc:
-        print(f"hql-tui: {exc}", file=sys.stderr)
+        print(f"hql-tui: {shown(exc)}", file=sys.stderr)
         return 1
     config = load_config(root)
     out: list[str] = []
     kind = "HMD vault" if vault.is_hmd else "not an HMD vault (no .hmd/)"
     count = len(vault.cards)
-    out.append(f"vault  {root}  ({kind})  {count} card{'s' if count != 1 else ''}")
+    out.append(f"vault  {shown(root)}  ({kind})  {count} card{'s' if count != 1 else ''}")
     if "semantics" in config.errors:
-        out.append(f"index  unusable: {config.errors['semantics']}")
+        out.append(f"index  unusable: {shown(config.errors['semantics'])}")
     elif config.index is None:
         out.append(
             'index  none configured: add `[semantics] index = ".hql/index.sqlite"` '
@@ -41,11 +42,11 @@ def list_vault(root: str) -> int:
             if path is not None and path.is_file()
             else (f"not built yet: run `hql-semantics build --vault {root} --out {path}`")
         )
-        out.append(f"index  {config.index}  ({state})")
+        out.append(f"index  {shown(config.index)}  ({shown(state)})")
     out.append("")
     if vault.cards:
         rows = [("NAME", "TITLE", "PATH")]
-        rows += [(c.name, c.title, c.path) for c in vault.cards]
+        rows += [(shown(c.name), shown(c.title), shown(c.path)) for c in vault.cards]
         out.extend(_table(rows))
     else:
         out.append("(no cards)")
@@ -55,10 +56,10 @@ def list_vault(root: str) -> int:
     ]
     out.append("")
     out.append(f"warnings ({len(warnings)})" if warnings else "warnings: none")
-    out.extend(f"  {w}" for w in warnings)
+    out.extend(f"  {shown(w)}" for w in warnings)
     unresolved = vault.unresolved()
     if unresolved:
         out.append(f"unresolved links ({len(unresolved)})")
-        out.extend(f"  {card} -> [[{target}]]" for card, target in unresolved)
+        out.extend(f"  {shown(card)} -> [[{shown(target)}]]" for card, target in unresolved)
     print("\n".join(out))
     return 0
