@@ -69,7 +69,7 @@ from producer.index import (
     same_vault,
     write_index,
 )
-from producer.vault import load_vault
+from producer.vault import load_vault, vault_problem
 
 Event = dict[str, object]
 Emit = Callable[[Event], None]
@@ -173,8 +173,9 @@ def build(
     unless the build completes."""
     emit = emit or (lambda event: None)
     root = Path(options.vault)
-    if not root.is_dir():
-        raise BuildError(f"{options.vault}: not a directory")
+    problem = vault_problem(options.vault)
+    if problem:
+        raise BuildError(problem)
     config = load_config(root)
     spec = resolve_spec(options, config)
     check_spec(spec, environ)  # e.g. an unset key variable: before any card is read

@@ -30,6 +30,19 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _iso_stamp(text: str) -> str:
+    """An ISO-8601 time, kept as written (it is what ``index_meta.built_at`` records)."""
+    from datetime import datetime
+
+    try:
+        datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an ISO-8601 time; write e.g. 2026-01-01T00:00:00+00:00"
+        ) from None
+    return text
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=PROG, description="Build, verify and inspect a vault's embedding index."
@@ -58,7 +71,8 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="keep only the queries named by --query this time",
     )
-    b.add_argument("--built-at", metavar="STAMP", help="pin the build stamp (ISO-8601 UTC)")
+    b.add_argument("--built-at", metavar="STAMP", type=_iso_stamp,
+                   help="pin the build stamp (ISO-8601, e.g. 2026-01-01T00:00:00+00:00)")
     b.add_argument("--full", action="store_true", help="re-embed everything")
     b.add_argument("--progress", choices=("jsonl",), help="JSON lines on stdout, one per event")
 
@@ -77,9 +91,11 @@ def parser() -> argparse.ArgumentParser:
 def _configured_index(vault: str) -> Path:
     from producer.build import BuildError
     from producer.config import load_config
+    from producer.vault import vault_problem
 
-    if not Path(vault).is_dir():
-        raise BuildError(f"{vault}: not a directory")
+    problem = vault_problem(vault)
+    if problem:
+        raise BuildError(problem)
     config = load_config(vault)
     config.require("semantics")
     if config.index_path is None:
@@ -220,6 +236,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         fix = getattr(exc, "fix", None)
         if jsonl:
             _jsonl({"event": "error", "message": message, **({"fix": fix} if fix else {})})
+        if getattr(args, "json", False):  # verify / inspect --json: the refusal as JSON
+            print(json.dumps({"error": {"message": message, "fix": fix}}, ensure_ascii=False))
         print(shown(f"{PROG}: {message}" + (f"; fix: {fix}" if fix else "")), file=sys.stderr)
         return 1
     except KeyboardInterrupt:

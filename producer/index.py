@@ -330,9 +330,23 @@ def read_schema_version(conn: sqlite3.Connection) -> int:
     return row[0]
 
 
+def sql_value(value: object) -> str:
+    """A stored value as a user reads it: NULL, a number, quoted text; never a Python
+    type or ``None``."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bytes | bytearray | memoryview):
+        return f"a {len(value)}-byte blob"
+    if isinstance(value, str):
+        return repr(value)
+    return str(value)
+
+
 def _blob(path: str | os.PathLike[str], label: str, value: object) -> bytes:
     if not isinstance(value, bytes):
-        found = "NULL" if value is None else type(value).__name__
+        found = {type(None): "NULL", int: "an integer", float: "a number", str: "text"}.get(
+            type(value), "another value"
+        )
         raise StoreError(f"{path}: {label} holds no vector blob (found {found})")
     return value
 
@@ -357,7 +371,8 @@ def read_index(path: str | os.PathLike[str]) -> IndexContents:
             raise StoreError(f"{path}: the index has no readable metadata: index_meta is empty")
         if mrow[0] != SCHEMA_VERSION:
             raise UnknownSchema(
-                f"{path}: unknown index schema: {mrow[0]}, and this tool knows {SCHEMA_VERSION}",
+                f"{path}: unknown index schema: {sql_value(mrow[0])}, and this tool knows "
+                f"{SCHEMA_VERSION}",
                 mrow[0],
             )
         meta = MetaRow(
@@ -595,8 +610,15 @@ class BuildLock:
             if same:
                 break
             os.close(fd)
-        os.ftruncate(fd, 0)
-        os.write(fd, f"pid {os.getpid()}: {self.command}\n".encode())
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"pid {os.getpid()}: {self.command}\n".encode())
+        except OSError as exc:  # e.g. the disk is full: say which file could not be written
+            os.close(fd)
+            raise StoreError(
+                f"{self.path}: cannot write the build lock ({exc.strerror or exc})",
+                "free some space on that disk, then build again",
+            ) from None
         self._fd = fd
         remove_leftovers(self.target)
         return self

@@ -376,11 +376,24 @@ def _relations(cards: list[Card], by_name: dict[str, Card], warnings: list[str])
     return found
 
 
+def vault_problem(root: str | os.PathLike[str]) -> str | None:
+    """Why ``root`` cannot be opened as a vault (one line naming it), or None."""
+    path = Path(root)
+    if path.is_dir():
+        return None
+    if path.is_symlink() and not path.exists():
+        return f"{root}: a dangling symlink (its target does not exist)"
+    if not path.exists():
+        return f"{root}: does not exist"
+    return f"{root}: not a directory"
+
+
 def load_vault(root: str | os.PathLike[str], cache: ParseCache | None = None) -> Vault:
     """Read every card under ``root``; a broken card is skipped with a warning naming it."""
     root = Path(root)
-    if not root.is_dir():
-        raise NotADirectoryError(f"{root}: not a directory")
+    problem = vault_problem(root)
+    if problem:
+        raise NotADirectoryError(problem)
     paths, warnings = discover(root)
     names = assign_names(paths)
     cards: list[Card] = []

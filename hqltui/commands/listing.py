@@ -28,7 +28,9 @@ def list_vault(root: str) -> int:
     kind = "HMD vault" if vault.is_hmd else "not an HMD vault (no .hmd/)"
     count = len(vault.cards)
     out.append(f"vault  {shown(root)}  ({kind})  {count} card{'s' if count != 1 else ''}")
-    if "semantics" in config.errors:
+    if config.file_error:
+        out.append(f"index  unusable: {shown(config.file.name)} cannot be read (see warnings)")
+    elif "semantics" in config.errors:
         out.append(f"index  unusable: {shown(config.errors['semantics'])}")
     elif config.index is None:
         out.append(
@@ -37,11 +39,12 @@ def list_vault(root: str) -> int:
         )
     else:
         path = config.index_path
-        state = (
-            "present"
-            if path is not None and path.is_file()
-            else (f"not built yet: run `hql-semantics build --vault {root} --out {path}`")
-        )
+        if path is not None and path.is_dir():
+            state = "a directory, not an index file: name a file in `[semantics] index`"
+        elif path is not None and path.is_file():
+            state = "present"
+        else:
+            state = f"not built yet: run `hql-semantics build --vault {root} --out {path}`"
         out.append(f"index  {shown(config.index)}  ({shown(state)})")
     out.append("")
     if vault.cards:
@@ -51,9 +54,11 @@ def list_vault(root: str) -> int:
     else:
         out.append("(no cards)")
     warnings = ([vault.notice] if vault.notice else []) + vault.warnings
-    warnings += [
-        message for table, message in sorted(config.errors.items()) if table != "semantics"
-    ]
+    warnings += (
+        config.messages()
+        if config.file_error
+        else [message for table, message in sorted(config.errors.items()) if table != "semantics"]
+    )
     out.append("")
     out.append(f"warnings ({len(warnings)})" if warnings else "warnings: none")
     out.extend(f"  {shown(w)}" for w in warnings)

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
-from hqltui.commands.common import Parser, positive_int, run_command
+from hqltui.commands.common import Parser, positive_int, refuse, run_command
 from producer.terminal import shown
 
 MODES = ("hashbag", "bm25", "semantic", "hybrid", "all")
@@ -103,12 +102,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         session = Session.load(args.vault)
     except (NotADirectoryError, FileNotFoundError) as exc:
-        print(f"hql-tui: {shown(exc)}", file=sys.stderr)
-        return 1
+        return refuse(args, "hql-tui", str(exc), "name an existing vault directory")
     needs_search = args.mode in ("hybrid", "all") or args.limit is None
     if needs_search and "search" in session.config.errors:
-        print(f"hql-tui: {shown(session.config.errors['search'])}", file=sys.stderr)
-        return 1
+        config = session.config
+        fix = config.file_fix or f"edit [search] in {config.file.name}"
+        return refuse(args, "hql-tui", config.errors["search"], fix)
     wanted = ALL_ARMS if args.mode == "all" else (args.mode,)
     arms: dict[str, Any] = {}
     answer = None

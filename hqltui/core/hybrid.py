@@ -91,6 +91,15 @@ def fuse(
     for arm in arms:
         if arm.refusal is not None:
             return Ranking(retrieval=retrieval, warnings=warnings, refusal=arm.refusal)
+    if arms and all(weights[arm.arm] == 0 for arm in arms):
+        warnings += (
+            Warning(
+                "config",
+                "hybrid is empty because every arm's weight is 0 in `[search] weights` "
+                "(each fused score is 0, and a score of 0 is no evidence): give lexical or "
+                "semantic a weight above 0",
+            ),
+        )
     fused = np.zeros(len(names), dtype=np.float64)
     selected: list[dict[int, ArmScore]] = []
     for arm in arms:

@@ -175,7 +175,10 @@ def open_index(vault: Vault, config: Config) -> SemanticIndex | Refusal:
     """Read the vault's configured index, or say why it cannot be used."""
     fix = build_command(vault, config.index)
     if "semantics" in config.errors:
-        return Refusal(config.errors["semantics"], f"edit [semantics] in {config.file.name}")
+        return Refusal(
+            config.errors["semantics"],
+            config.file_fix or f"edit [semantics] in {config.file.name}",
+        )
     if config.index is None:
         return Refusal(
             "semantic search needs an index: name one with `[semantics] index` in hql.toml "
@@ -187,6 +190,11 @@ def open_index(vault: Vault, config: Config) -> SemanticIndex | Refusal:
     root_real = vault.root.resolve()
     if not file.resolve().is_relative_to(root_real):  # a symlink swapped in since config load
         return Refusal(f"the configured index `{config.index}` is outside the vault", fix)
+    if file.is_dir():
+        return Refusal(
+            f"the index `{display}` is a directory, not an index file",
+            f"name a file in `[semantics] index` of {config.file.name}, or move the directory",
+        )
     try:
         conn = connect_readonly(file)
     except StoreError as exc:

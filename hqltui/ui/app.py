@@ -887,8 +887,11 @@ class HqlApp(JobsMixin, App[int]):
             head.append("\n")
         status = self.statuses.get(name, "")
         head.append("index: ", style="bold")
-        head.append(status or "no index", style={"stale": p.warning, "missing": p.error}.get(
-            status, p.muted))
+        if not status and self.summary is not None and self.summary.state == "refused":
+            head.append("index unusable (see warnings)", style=p.error)  # a file is there
+        else:
+            head.append(status or "no index", style={"stale": p.warning, "missing": p.error}.get(
+                status, p.muted))
         # Ranks in every column.
         rankings = self._rankings()
         head.append("\nranks: ", style="bold")
@@ -978,9 +981,12 @@ def _parse_time(value: Any) -> datetime | None:
 
 
 def main(vault: str) -> int:
+    from producer.vault import vault_problem
+
     path = Path(vault)
-    if not path.is_dir():
-        print(f"hql-tui: {shown(vault)}: not a directory", file=sys.stderr)
+    problem = vault_problem(path)
+    if problem:
+        print(f"hql-tui: {shown(problem)}", file=sys.stderr)
         return 1
     app = HqlApp(path)
     result = app.run()
