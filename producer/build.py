@@ -175,7 +175,7 @@ def build(
     root = Path(options.vault)
     problem = vault_problem(options.vault)
     if problem:
-        raise BuildError(problem)
+        raise BuildError(problem, "name an existing vault directory with --vault")
     config = load_config(root)
     spec = resolve_spec(options, config)
     check_spec(spec, environ)  # e.g. an unset key variable: before any card is read
@@ -285,6 +285,10 @@ def _build_locked(
     if reusable and dims is None:
         dims = previous.model.dimensions
     stored_cards = {c.name: c for c in previous.cards} if reusable else {}
+    if reusable and len(stored_cards) != len(previous.cards):  # a name with two rows:
+        seen: set[str] = set()  # neither row is trusted, the card is embedded afresh
+        doubled = {c.name for c in previous.cards if c.name in seen or seen.add(c.name)}
+        stored_cards = {n: c for n, c in stored_cards.items() if n not in doubled}
     stored_queries = {q.text: q.embedding for q in previous.queries} if reusable else {}
 
     def usable(blob: bytes) -> bool:

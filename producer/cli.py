@@ -95,7 +95,7 @@ def _configured_index(vault: str) -> Path:
 
     problem = vault_problem(vault)
     if problem:
-        raise BuildError(problem)
+        raise BuildError(problem, "name an existing vault directory with --vault")
     config = load_config(vault)
     config.require("semantics")
     if config.index_path is None:

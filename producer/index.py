@@ -295,7 +295,9 @@ def connect_readonly(path: str | os.PathLike[str]) -> sqlite3.Connection:
     if not p.is_file():
         if p.exists():
             raise StoreError(f"{p}: is not a regular file (a FIFO, socket or device)")
-        raise StoreError(f"{p}: no such index file")
+        raise StoreError(
+            f"{p}: no such index file", "build it with `hql-semantics build`, or name another"
+        )
     uri = p.resolve().as_uri() + "?mode=ro"
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=LOCK_WAIT_SECONDS)

@@ -108,3 +108,17 @@ def test_drop_queries_names_what_it_drops(vault, tmp_path):
     result = run(vault, out, queries=["beta"], drop_queries=True)
     warnings = [e["message"] for e in result.events if e["event"] == "warning"]
     assert warnings == ["--drop-queries: dropping 1 stored query: 'alpha'"]
+
+
+def test_a_name_with_two_rows_is_embedded_afresh(vault, tmp_path):
+    out = _built(vault, tmp_path)
+    with sqlite3.connect(out) as conn:
+        conn.executescript(
+            "CREATE TABLE c2 AS SELECT * FROM card; DROP TABLE card; "
+            "ALTER TABLE c2 RENAME TO card; INSERT INTO card SELECT * FROM card "
+            "WHERE name = 'card0';"
+        )
+    c = Counting()
+    result = run(vault, out, c)
+    assert result.embedded == 1 and len(c.texts) == 1 and c.texts[0].startswith("Card 0")
+    assert [card.name for card in read_index(out).cards].count("card0") == 1
