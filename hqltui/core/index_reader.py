@@ -39,6 +39,7 @@ from producer.index import (
     UNIT_TOLERANCE,
     StoreError,
     connect_readonly,
+    is_sqlite_file,
     same_vault,
 )
 from producer.index import unpack as unpack_vectors
@@ -194,6 +195,12 @@ def open_index(vault: Vault, config: Config) -> SemanticIndex | Refusal:
         return Refusal(
             f"the index `{display}` is a directory, not an index file",
             f"name a file in `[semantics] index` of {config.file.name}, or move the directory",
+        )
+    if file.is_file() and is_sqlite_file(file) is False:
+        return Refusal(
+            f"the index `{display}` cannot be read (it is not an SQLite file), and a build "
+            "will not overwrite it",
+            f"move it aside (the app's F7 offers to rename it), then {fix}",
         )
     try:
         conn = connect_readonly(file)
