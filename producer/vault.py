@@ -235,12 +235,10 @@ def discover(root: Path) -> tuple[list[PurePosixPath], list[str]]:
                 continue
             child = rel / entry.name
             document = entry.name.endswith(EXTENSIONS)
-            try:
-                # stat, never open: a FIFO would block a reader until a writer comes.
-                mode = os.stat(entry.path).st_mode
-            except OSError as exc:
+            mode = _entry_mode(entry, document)
+            if isinstance(mode, OSError):
                 if document or entry.is_symlink():
-                    warnings.append(f"{child}: {_unreachable(entry, exc)}; skipped")
+                    warnings.append(f"{child}: {_unreachable(entry, mode)}; skipped")
                 continue
             is_dir = stat.S_ISDIR(mode)
             if entry.is_symlink():
@@ -268,6 +266,21 @@ def discover(root: Path) -> tuple[list[PurePosixPath], list[str]]:
     if symlinks:
         found = _one_path_per_file(root, real_root, found)
     return found, warnings
+
+
+def _entry_mode(entry: os.DirEntry[str], document: bool) -> int | OSError:
+    """The file type of what ``entry`` leads to, from the directory listing where it
+    says (no system call), else by ``stat`` (never ``open``: a FIFO would block)."""
+    try:
+        if entry.is_symlink():
+            return os.stat(entry.path).st_mode
+        if entry.is_dir(follow_symlinks=False):
+            return stat.S_IFDIR
+        if entry.is_file(follow_symlinks=False):
+            return stat.S_IFREG
+        return entry.stat(follow_symlinks=False).st_mode if document else 0
+    except OSError as exc:
+        return exc
 
 
 def _unreachable(entry: os.DirEntry[str], exc: OSError) -> str:

@@ -21,6 +21,12 @@ with a row per vault card (in the vault's name order; all-zero rows for cards
 absent from the index), the stored query vectors (blobs, checked when used),
 and the per-card status: ``fresh``, ``stale`` (content hash differs; still
 scored) or ``missing``; index rows whose card left the vault are ``orphans``.
+
+One vectorised pass at load checks every card and query vector: finite and of
+unit length within ``UNIT_TOLERANCE`` (as ``verify``). A card whose vector
+fails, and every row of a name the index holds twice, are left out of
+semantic and hybrid (``excluded``) with a warning; a failing query vector is
+dropped from ``queries``, so a live embedding or the refusal follows.
 """
 
 from __future__ import annotations
@@ -324,7 +330,7 @@ def _read(
         invalid = {i for i, ok in zip(rows_at, good.tolist(), strict=True) if not ok} - doubled
         keep = good & ~np.isin(np.asarray(rows_at), list(doubled | invalid))
         at = np.asarray(rows_at)[keep]
-        matrix[at] = vectors[keep]
+        matrix[at] = vectors if keep.all() else vectors[keep]  # no second copy when all good
         present[at] = True
     stale &= present
     return SemanticIndex(
