@@ -138,7 +138,7 @@ def title_line(event: JobEvent, styles: dict[str, str]) -> Text:
     out.append(f"  {elapsed_text(event.elapsed)}", style=styles["muted"])
     if event.message:
         out.append("  ")
-        out.append(event.message)
+        out.append(shown(event.message))
     return out
 
 
