@@ -43,6 +43,7 @@ from producer.index import (
     METRIC,
     SCHEMA_VERSION,
     UNIT_TOLERANCE,
+    IndexBusy,
     StoreError,
     connect_readonly,
     is_sqlite_file,
@@ -210,6 +211,8 @@ def open_index(vault: Vault, config: Config) -> SemanticIndex | Refusal:
         )
     try:
         conn = connect_readonly(file)
+    except IndexBusy as exc:  # waited for the lock already: say who holds it, not "build"
+        return Refusal(f"the index `{display}` {str(exc).split(': ', 1)[-1]}", exc.fix or fix)
     except StoreError as exc:
         return Refusal(f"the index `{display}` cannot be read ({_reason(exc)}): build it", fix)
     try:
