@@ -28,12 +28,10 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-
-import numpy as np
 
 from producer.config import ConfigError, load_config
 from producer.embedders import (
@@ -52,6 +50,7 @@ from producer.index import (
     BuildLock,
     CardRow,
     IndexContents,
+    IndexWriter,
     MetaRow,
     ModelRow,
     QueryRow,
@@ -61,9 +60,12 @@ from producer.index import (
     pause_point,
     read_index,
     same_vault,
-    write_index,
 )
-from producer.vault import load_vault
+from producer.vault import Card, load_vault
+
+# Changed cards embedded (and their rows written) per step of a build: what
+# bounds the texts in flight and the vectors held, whatever the vault's size.
+CHUNK = 512
 
 Event = dict[str, object]
 Emit = Callable[[Event], None]
@@ -339,10 +341,14 @@ def _build_locked(
                 f"the embedder reports {embedder.model_id} at {embedder.revision}, where "
                 f"{model_id} at {revision} was expected"
             )
-        started = time.monotonic()
-        first = [True]
+    started = time.monotonic()
+    embedded = [0]  # texts embedded so far, over every chunk
 
-        def on_batch(done: int, offset: int) -> None:
+    def embed(texts: list[str], labels: list[str]) -> list[bytes]:
+        assert embedder is not None
+        offset = embedded[0]
+
+        def on_batch(done: int) -> None:
             emit(
                 {
                     "event": "progress",
@@ -351,40 +357,57 @@ def _build_locked(
                     "elapsed": round(time.monotonic() - started, 3),
                 }
             )
-            if first[0]:
-                first[0] = False
+            if offset == 0:
                 pause_point("embedding")
 
-        texts = [c.text for c in to_embed_cards]
-        if texts:
-            vectors = embed_texts(
-                embedder,
-                texts,
-                on_batch=lambda done: on_batch(done, 0),
-                labels=[f"card `{c.name}`" for c in to_embed_cards],
-            )
-            for card, vec in zip(to_embed_cards, vectors, strict=True):
-                card_blobs[card.name] = pack(vec)
-        if to_embed_queries:
-            qvecs = embed_texts(
-                embedder,
-                to_embed_queries,
-                on_batch=lambda done: on_batch(done, len(texts)),
-                labels=[f"query {t!r}" for t in to_embed_queries],
-            )
-            for text, vec in zip(to_embed_queries, qvecs, strict=True):
-                query_blobs[text] = pack(np.asarray(vec))
-        dims = embedder.dimensions
-    if dims is None:  # pragma: no cover - nothing embedded and nothing reusable
-        raise BuildError("the model's width is unknown: nothing was embedded")
+        vectors = embed_texts(embedder, texts, on_batch=on_batch, labels=labels)
+        embedded[0] += len(texts)
+        return [pack(v) for v in vectors]
 
-    contents = IndexContents(
-        model=ModelRow(model_id, revision, dims, METRIC, 1),
-        meta=MetaRow(vault=vault_name, built_at=built_at),
-        cards=[CardRow(c.name, c.path, c.content_hash, card_blobs[c.name]) for c in vault.cards],
-        queries=[QueryRow(t, query_blobs[t]) for t in sorted(query_texts)],
-    )
-    write_index(out, contents)
+    def card_chunks() -> Iterator[list[CardRow]]:
+        """Card rows in name order, a chunk at a time: each chunk embeds up to
+        ``CHUNK`` changed cards, so texts in flight and vectors not yet written
+        stay bounded whatever the size of the vault."""
+        chunk: list[Card] = []
+        changed = 0
+        for i, card in enumerate(vault.cards):
+            chunk.append(card)
+            changed += card.name not in card_blobs
+            if changed == CHUNK or i == len(vault.cards) - 1:
+                todo = [c for c in chunk if c.name not in card_blobs]
+                fresh: dict[str, bytes] = {}
+                if todo:
+                    blobs = embed([c.text for c in todo], [f"card `{c.name}`" for c in todo])
+                    fresh = dict(zip((c.name for c in todo), blobs, strict=True))
+                yield [
+                    CardRow(
+                        c.name, c.path, c.content_hash, fresh.get(c.name, card_blobs.get(c.name))
+                    )
+                    for c in chunk
+                ]
+                chunk, changed = [], 0
+
+    chunks = card_chunks()
+    # The first chunk is made before the file opens: when neither the embedder nor
+    # a reusable index declared the width, its vectors do (nothing reusable means
+    # every card was embedded, and a vault has at least one).
+    first = next(chunks)
+    if dims is None:
+        dims = len(first[0].embedding) // 4
+
+    with IndexWriter(
+        out,
+        ModelRow(model_id, revision, dims, METRIC, 1),
+        MetaRow(vault=vault_name, built_at=built_at),
+    ) as writer:
+        writer.add_cards(first)
+        for rows in chunks:
+            writer.add_cards(rows)
+        if to_embed_queries:
+            blobs = embed(to_embed_queries, [f"query {t!r}" for t in to_embed_queries])
+            query_blobs.update(zip(to_embed_queries, blobs, strict=True))
+        writer.add_queries(QueryRow(t, query_blobs[t]) for t in sorted(query_texts))
+        writer.commit()
     return result(False, len(to_embed_queries), dims, spec.provider)
 
 

@@ -27,7 +27,7 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -219,6 +219,51 @@ def local_identity(spec: EmbedderSpec) -> tuple[str, str, int | None]:
 # --------------------------------------------------------------- the embedder
 
 
+# ------------------------------------------------------------ the token prefix
+
+# Characters a text is cut before. Each is whitespace to the tokenizer: BERT's
+# normaliser keeps it (as a space), it is a starter under NFD (nothing reorders
+# across it) and the pre-tokeniser splits words there, so every word before the
+# cut tokenises exactly as it does in the whole text. Other Unicode spaces are
+# not used: some are control characters the normaliser deletes, which would join
+# the words around them.
+CUT_CHARACTERS = " \t\n\r"
+# The first prefix tried, in characters; doubled until it yields enough tokens.
+FIRST_PREFIX = 2048
+
+
+def _cut_at_or_before(text: str, limit: int) -> int:
+    """The largest position <= ``limit`` holding a cut character, or -1."""
+    return max(text.rfind(c, 0, limit + 1) for c in CUT_CHARACTERS)
+
+
+def token_prefix(
+    text: str,
+    count_tokens: Callable[[str], int],
+    max_tokens: int = MAX_TOKENS,
+    first: int = FIRST_PREFIX,
+) -> str:
+    """The start of ``text`` that the model needs: its first ``max_tokens`` tokens
+    equal the whole text's, so embedding it gives the same vector.
+
+    No fixed number of characters is enough (combining marks make no tokens,
+    words over 100 characters become one ``[UNK]``), so the prefix grows: cut at
+    a whitespace character at or before ``first``, double, until
+    ``count_tokens(prefix)`` (tokens with special tokens, counted up to
+    ``max_tokens + 1``) shows more than ``max_tokens`` tokens, all of which end
+    before the cut. A text without such a cut point is returned whole. The
+    content hash is computed on the whole text elsewhere; this only bounds what
+    is tokenised.
+    """
+    limit = first
+    while limit < len(text):
+        cut = _cut_at_or_before(text, limit)
+        if cut > 0 and count_tokens(text[:cut]) > max_tokens:
+            return text[:cut]
+        limit *= 2
+    return text
+
+
 def batch_order(lengths: Sequence[int], batch_size: int = BATCH_SIZE) -> list[list[int]]:
     """Batches of positions: sorted by token length, ties by position, cut every
     ``batch_size``. A fixed function of the texts, so builds are reproducible."""
@@ -319,20 +364,36 @@ class LocalEmbedder:
         self._tokenizer = tokenizer
         self._model = model
 
-    def token_lengths(self, texts: Sequence[str]) -> list[int]:
+    def _count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` with special tokens, counted up to ``MAX_TOKENS + 1``."""
+        ids = self._tokenizer(text, truncation=True, max_length=MAX_TOKENS + 1)["input_ids"]
+        return len(ids)
+
+    def prefixes(self, texts: Sequence[str]) -> list[str]:
+        """Each text cut to what the model reads (``token_prefix``)."""
         self.load()
-        enc = self._tokenizer(list(texts), truncation=True, max_length=MAX_TOKENS)
+        return [token_prefix(t, self._count_tokens) for t in texts]
+
+    def token_lengths(self, texts: Sequence[str]) -> list[int]:
+        return self._lengths(self.prefixes(texts))
+
+    def _lengths(self, prefixes: Sequence[str]) -> list[int]:
+        enc = self._tokenizer(list(prefixes), truncation=True, max_length=MAX_TOKENS)
         return [len(ids) for ids in enc["input_ids"]]
 
     def embed(self, texts: list[str], on_batch: OnBatch | None = None) -> np.ndarray:
-        """Mean-pooled, L2-normalised float32 vectors, rows in the order of ``texts``."""
+        """Mean-pooled, L2-normalised float32 vectors, rows in the order of ``texts``.
+
+        Each text is first cut to its token prefix, so a 50 MB card costs what
+        its first 256 tokens cost; the vectors are those of the whole texts.
+        """
         self.load()
         import torch
 
-        texts = list(texts)
+        texts = self.prefixes(texts)
         out = np.empty((len(texts), self.dimensions or 0), dtype=np.float32)
         done = 0
-        for idx in batch_order(self.token_lengths(texts), self.batch_size):
+        for idx in batch_order(self._lengths(texts), self.batch_size):
             enc = self._tokenizer(
                 [texts[i] for i in idx],
                 padding=True,
