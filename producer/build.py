@@ -86,6 +86,7 @@ class BuildOptions:
     endpoint: str | None = None
     api_key_env: str | None = None
     dimensions: int | None = None
+    precision: str | None = None
     queries: list[str] = field(default_factory=list)
     drop_queries: bool = False
     built_at: str | None = None
@@ -147,6 +148,7 @@ def resolve_spec(options: BuildOptions, config) -> EmbedderSpec:  # noqa: ANN001
         "endpoint": options.endpoint,
         "api_key_env": options.api_key_env,
         "dimensions": options.dimensions,
+        "precision": options.precision,
     }
     spec = EmbedderSpec.merge(config.embedder, offline=options.offline, **flags)
     spec.check()

@@ -28,10 +28,12 @@ import json
 import os
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from producer.config import DEFAULT_PRECISION, PRECISIONS
 from producer.embedders import EmbedderSpec, EmbedError, OnBatch
 
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -46,6 +48,77 @@ RECIPE: dict[str, object] = {
     "normalise": NORMALISATION,
     "max_tokens": MAX_TOKENS,
 }
+
+
+def recipe_for(precision: str = DEFAULT_PRECISION) -> dict[str, object]:
+    """The recipe a revision digests. ``precision`` appears only when it is not
+    float32, so float32 revisions (every index built before precisions existed,
+    and the committed birds index) are unchanged."""
+    if precision == DEFAULT_PRECISION:
+        return RECIPE
+    return {**RECIPE, "precision": precision}
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far two vectors of the same text may differ, per precision.
+
+    ``rebuild``: per component between a full and an incremental build (or
+    across machines); ``live``: per component between a live query vector and
+    the stored one; ``cosine``: the least cosine between them (None: implied by
+    the component bounds).
+    """
+
+    rebuild: float
+    live: float
+    cosine: float | None = None
+
+
+# float32: SPEC §5 and §6.3. bfloat16 vectors depend on their batch (a text's
+# vector moved by up to 5e-4 between a batch of 16 and alone), hence looser.
+TOLERANCES = {
+    "float32": Tolerance(rebuild=1e-6, live=1e-5),
+    "bfloat16": Tolerance(rebuild=2e-3, live=2e-3, cosine=0.9999),
+}
+
+# Test seam: "1" or "0" states whether the CPU computes bf16 natively.
+CPU_BF16_ENV = "HQL_SEMANTICS_TEST_CPU_BF16"
+# /proc/cpuinfo flags meaning native bf16 arithmetic (x86: AVX512-BF16, AMX; Arm: BF16).
+CPU_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16", "bf16"})
+BF16_REFUSED = (
+    "bfloat16 needs a CPU with native bf16 (AVX512-BF16, AMX or Arm BF16), and this one has "
+    'none: emulated bf16 is slower than float32. Use precision = "float32" (the default)'
+)
+
+
+@functools.lru_cache(maxsize=1)
+def _cpuinfo_has_bf16(path: str = "/proc/cpuinfo") -> bool:
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("flags", "Features") and CPU_BF16_FLAGS & set(value.split()):
+            return True
+    return False
+
+
+def native_bf16() -> bool:
+    """Does this CPU compute bf16 natively? ``CPU_BF16_ENV`` overrides (tests)."""
+    forced = os.environ.get(CPU_BF16_ENV)
+    if forced in ("0", "1"):
+        return forced == "1"
+    return _cpuinfo_has_bf16()
+
+
+def check_precision(precision: str) -> None:
+    """Refuse a precision this machine would compute slowly or not at all."""
+    if precision not in PRECISIONS:
+        raise EmbedError(f"unknown precision `{precision}`; accepted: {', '.join(PRECISIONS)}")
+    if precision == "bfloat16" and not native_bf16():
+        raise EmbedError(BF16_REFUSED)
+
 
 # Files whose bytes decide the numbers: weights, tokenizer, model config.
 # Whichever of these exist at the top of the model directory are hashed.
@@ -97,12 +170,8 @@ def _file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def revision_for(model_dir: str | os.PathLike[str], recipe: dict[str, object] | None = None) -> str:
-    """``sha256:`` + the digest of the model files in ``model_dir`` and the recipe.
-
-    The digest covers, for each file of ``REVISION_FILES`` present, its name and
-    the SHA-256 of its bytes (sorted by name), then the recipe as canonical JSON.
-    """
+def file_digests(model_dir: str | os.PathLike[str]) -> tuple[tuple[str, str], ...]:
+    """(name, SHA-256) of each file of ``REVISION_FILES`` present, sorted by name."""
     d = Path(model_dir)
     present = [n for n in sorted(REVISION_FILES) if (d / n).is_file()]
     if "config.json" not in present or not any(w in present for w in WEIGHT_FILES):
@@ -110,25 +179,40 @@ def revision_for(model_dir: str | os.PathLike[str], recipe: dict[str, object] | 
             f"{d.name}: not a model directory (needs config.json and model.safetensors "
             "or pytorch_model.bin)"
         )
+    return tuple((name, _file_sha256(d / name)) for name in present)
+
+
+def _revision(digests: tuple[tuple[str, str], ...], recipe: dict[str, object]) -> str:
     manifest = hashlib.sha256()
     manifest.update(b"hql-semantics local model revision 1\n")
-    for name in present:
-        manifest.update(f"{name}\0{_file_sha256(d / name)}\n".encode())
-    recipe = RECIPE if recipe is None else recipe
+    for name, digest in digests:
+        manifest.update(f"{name}\0{digest}\n".encode())
     manifest.update(
         b"recipe\0" + json.dumps(recipe, sort_keys=True, separators=(",", ":")).encode()
     )
     return "sha256:" + manifest.hexdigest()
 
 
+def revision_for(model_dir: str | os.PathLike[str], recipe: dict[str, object] | None = None) -> str:
+    """``sha256:`` + the digest of the model files in ``model_dir`` and the recipe.
+
+    The digest covers, for each file of ``REVISION_FILES`` present, its name and
+    the SHA-256 of its bytes (sorted by name), then the recipe as canonical JSON.
+    """
+    return _revision(file_digests(model_dir), RECIPE if recipe is None else recipe)
+
+
 @functools.lru_cache(maxsize=8)
-def _cached_revision(path: str, stamp: tuple[tuple[str, int, int], ...]) -> str:
-    return revision_for(path)
+def _cached_digests(path: str, stamp: tuple[tuple[str, int, int], ...]) -> tuple:
+    return file_digests(path)
 
 
-def local_revision(model_dir: str | os.PathLike[str] | None = None) -> str:
+def local_revision(
+    model_dir: str | os.PathLike[str] | None = None, precision: str = DEFAULT_PRECISION
+) -> str:
     """The revision a build records for the model in ``model_dir`` (default: the
-    packaged model). Cached per process while the files' sizes and mtimes stay put."""
+    packaged model) computed at ``precision``. Cached per process while the
+    files' sizes and mtimes stay put."""
     d = Path(model_dir) if model_dir is not None else default_model_dir()
     stamp = []
     for name in sorted(REVISION_FILES):
@@ -137,7 +221,7 @@ def local_revision(model_dir: str | os.PathLike[str] | None = None) -> str:
         except OSError:
             continue
         stamp.append((name, st.st_size, st.st_mtime_ns))
-    return _cached_revision(str(d.resolve()), tuple(stamp))
+    return _revision(_cached_digests(str(d.resolve()), tuple(stamp)), recipe_for(precision))
 
 
 def model_dimensions(model_dir: str | os.PathLike[str]) -> int:
@@ -174,13 +258,24 @@ def _source(spec: EmbedderSpec) -> tuple[str, Path | str]:
 
 
 def check_local_spec(spec: EmbedderSpec) -> None:
+    """Refusals about the model (no card read, no model loaded). The CPU's
+    support for the precision is ``check_precision``'s, apart: the app still
+    needs to know a bfloat16 index's revision on a CPU that cannot compute it."""
     kind, where = _source(spec)
+    if spec.precision not in PRECISIONS:
+        raise EmbedError(f"unknown precision `{spec.precision}`; accepted: {', '.join(PRECISIONS)}")
     if kind == "hub":
         if not spec.revision:
             raise EmbedError(
                 f"`{where}` is not a directory, so it would be loaded from the Hub by id, and that "
                 "needs `--revision` (the commit that pins its numbers); or name a directory "
                 "holding the model"
+            )
+        if spec.precision != DEFAULT_PRECISION:
+            raise EmbedError(
+                f"precision {spec.precision} needs a model read from files (the packaged one or "
+                "a directory): the revision of a Hub model names its commit, and could not say "
+                "the vectors were computed in another precision"
             )
         return
     dims = model_dimensions(where)
@@ -190,7 +285,7 @@ def check_local_spec(spec: EmbedderSpec) -> None:
             f"`dimensions = {spec.dimensions}` was declared"
         )
     if spec.revision:
-        actual = local_revision(where)
+        actual = local_revision(where, spec.precision)
         if spec.revision != actual:
             raise EmbedError(
                 f"{_model_id(kind, where)} is read from files, so its revision is computed from "
@@ -213,7 +308,7 @@ def local_identity(spec: EmbedderSpec) -> tuple[str, str, int | None]:
     kind, where = _source(spec)
     if kind == "hub":
         return str(where), str(spec.revision), spec.dimensions
-    return _model_id(kind, where), local_revision(where), model_dimensions(where)
+    return _model_id(kind, where), local_revision(where, spec.precision), model_dimensions(where)
 
 
 # --------------------------------------------------------------- the embedder
@@ -285,8 +380,10 @@ class LocalEmbedder:
         offline: bool = False,
         threads: int | None = None,
         batch_size: int = BATCH_SIZE,
+        precision: str = DEFAULT_PRECISION,
     ) -> None:
         self.source = source
+        self.precision = precision
         self.model_id = model_id
         self.revision = revision
         self.dimensions = dimensions
@@ -301,14 +398,29 @@ class LocalEmbedder:
     @classmethod
     def from_spec(cls, spec: EmbedderSpec) -> LocalEmbedder:
         check_local_spec(spec)
+        check_precision(spec.precision)
         kind, where = _source(spec)
         model_id, revision, dims = local_identity(spec)
-        return cls(where, model_id, revision, dims, by_id=kind == "hub", offline=spec.offline)
+        return cls(
+            where,
+            model_id,
+            revision,
+            dims,
+            by_id=kind == "hub",
+            offline=spec.offline,
+            precision=spec.precision,
+        )
 
     @classmethod
-    def packaged(cls) -> LocalEmbedder:
+    def packaged(cls, precision: str = DEFAULT_PRECISION) -> LocalEmbedder:
         d = default_model_dir()
-        return cls(d, DEFAULT_MODEL_ID, local_revision(d), model_dimensions(d))
+        return cls(
+            d,
+            DEFAULT_MODEL_ID,
+            local_revision(d, precision),
+            model_dimensions(d),
+            precision=precision,
+        )
 
     @property
     def loaded(self) -> bool:
@@ -402,7 +514,12 @@ class LocalEmbedder:
                 return_tensors="pt",
             )
             with torch.inference_mode():
-                hidden = self._model(**enc).last_hidden_state
+                if self.precision == "bfloat16":
+                    with torch.autocast("cpu", dtype=torch.bfloat16):
+                        hidden = self._model(**enc).last_hidden_state
+                    hidden = hidden.float()  # pooling and normalising stay in float32
+                else:
+                    hidden = self._model(**enc).last_hidden_state
                 mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
                 pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
                 pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
@@ -420,10 +537,10 @@ def _cpu_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-@functools.lru_cache(maxsize=1)
-def packaged_embedder() -> LocalEmbedder:
-    """One shared embedder for the packaged model (loaded on first ``embed``)."""
-    return LocalEmbedder.packaged()
+@functools.lru_cache(maxsize=len(PRECISIONS))
+def packaged_embedder(precision: str = DEFAULT_PRECISION) -> LocalEmbedder:
+    """One shared embedder for the packaged model per precision (loaded on first ``embed``)."""
+    return LocalEmbedder.packaged(precision)
 
 
 def embed_local_query(text: str) -> np.ndarray:
