@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
+from producer.card_digests import CardDigest, DigestCache, card_text, digest_vault
 from producer.config import ConfigError, load_config
 from producer.embedders import (
     Embedder,
@@ -61,7 +62,7 @@ from producer.index import (
     read_index,
     same_vault,
 )
-from producer.vault import Card, load_vault
+from producer.yamlcore import HeaderError
 
 # Changed cards embedded (and their rows written) per step of a build: what
 # bounds the texts in flight and the vectors held, whatever the vault's size.
@@ -222,13 +223,9 @@ def _build_locked(
 ) -> BuildResult:
     model_id, revision, dims = identity(spec)
 
-    cache = None
-    if options.parse_cache:
-        from producer.parse_cache import ParseCache
-
-        cache = ParseCache(Path(options.vault))
+    cache = DigestCache(Path(options.vault)) if options.parse_cache else None
     try:
-        vault = load_vault(options.vault, cache=cache)
+        vault = digest_vault(options.vault, cache=cache)
     except (OSError, ValueError) as exc:
         raise BuildError(f"{options.vault}: cannot be read: {exc}") from None
     if vault.notice:
@@ -366,25 +363,42 @@ def _build_locked(
         embedded[0] += len(texts)
         return [pack(v) for v in vectors]
 
+    def read_texts(cards: list[CardDigest]) -> tuple[list[str], dict[str, str]]:
+        """The cards' texts, read now, and their hashes (which are what is stored:
+        a card edited since the vault was read is stored as embedded)."""
+        texts, hashes = [], {}
+        for c in cards:
+            try:
+                text, hashes[c.name] = card_text(vault.root, c)
+            except HeaderError as exc:
+                raise BuildError(
+                    f"{c.path}: changed while building and no longer reads as a card ({exc}); "
+                    "build again"
+                ) from None
+            texts.append(text)
+        return texts, hashes
+
     def card_chunks() -> Iterator[list[CardRow]]:
         """Card rows in name order, a chunk at a time: each chunk embeds up to
         ``CHUNK`` changed cards, so texts in flight and vectors not yet written
         stay bounded whatever the size of the vault."""
-        chunk: list[Card] = []
+        chunk: list[CardDigest] = []
         changed = 0
         for i, card in enumerate(vault.cards):
             chunk.append(card)
             changed += card.name not in card_blobs
             if changed == CHUNK or i == len(vault.cards) - 1:
                 todo = [c for c in chunk if c.name not in card_blobs]
+                texts, hashes = read_texts(todo)
                 fresh: dict[str, bytes] = {}
                 if todo:
-                    blobs = embed([c.text for c in todo], [f"card `{c.name}`" for c in todo])
+                    blobs = embed(texts, [f"card `{c.name}`" for c in todo])
                     fresh = dict(zip((c.name for c in todo), blobs, strict=True))
+                    del texts
                 yield [
-                    CardRow(
-                        c.name, c.path, c.content_hash, fresh.get(c.name, card_blobs.get(c.name))
-                    )
+                    CardRow(c.name, c.path, hashes[c.name], fresh[c.name])
+                    if c.name in fresh
+                    else CardRow(c.name, c.path, c.content_hash, card_blobs[c.name])
                     for c in chunk
                 ]
                 chunk, changed = [], 0
