@@ -2,7 +2,12 @@
 
 Recipe (the same as sentence-transformers' pipeline for all-MiniLM-L6-v2):
 tokenise with truncation at ``MAX_TOKENS`` tokens, run the encoder, mean-pool
-``last_hidden_state`` over the attention mask, L2-normalise.
+``last_hidden_state`` over the attention mask, L2-normalise. Before tokenising,
+each text is cut to its token prefix (``token_prefix``): the same first
+``MAX_TOKENS`` tokens, so the same vector, at the cost of a few kilobytes
+whatever the card's size. ``precision`` bfloat16 (opt-in, CPUs with native
+bf16 only) runs the encoder under bf16 autocast; it is part of the recipe, and
+so of the revision, only when it is not float32.
 
 Where the model comes from:
 
