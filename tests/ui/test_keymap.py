@@ -12,7 +12,7 @@ from hqltui.ui.screens.help import HelpScreen, every_table
 from hqltui.ui.widgets.panes import StatusLine, WarningsStrip
 from tests.ui.conftest import SIZE, settle, type_query
 
-REMAP = '"jobs.build" = "ctrl+b"\n"app.warnings" = "ctrl+w"\n[app]\nlexical = "ctrl+l"\n'
+REMAP = '"jobs.build" = "ctrl+b"\n"app.warnings" = "ctrl+o"\n[app]\nlexical = "ctrl+l"\n'
 
 
 def write_keymap(text: str) -> Path:
@@ -77,10 +77,11 @@ async def test_a_remapped_key_runs_its_action_and_every_hint_follows(make_app, b
 
 
 @pytest.mark.anyio
-async def test_a_bad_keymap_file_is_one_notice_and_the_defaults_stay(make_app, mini: Path
+async def test_a_bad_keymap_file_is_one_notice_and_the_defaults_stay(make_app, birds: Path
                                                                      ) -> None:
     path = write_keymap('"jobs.build" = "ctrl+b"\n"nothing.here" = "x"\n')
-    app = make_app(mini)
+    (birds / "hql.toml").write_text("# no index configured\n", encoding="utf-8")
+    app = make_app(birds)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         notices = [n.message for n in app._notifications]
@@ -101,6 +102,6 @@ def test_remapped_keys_on_screen(snap_compare, make_app, birds: Path) -> None:
     async def run(pilot) -> None:
         await settle(pilot)
         await type_query(pilot, "night hunting birds")
-        assert "ctrl+w shows them" in str(pilot.app.main.query_one(WarningsStrip).border_title)
+        assert "ctrl+o shows them" in str(pilot.app.main.query_one(WarningsStrip).border_title)
 
     assert snap_compare(make_app(birds), terminal_size=SIZE, run_before=run)
