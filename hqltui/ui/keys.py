@@ -6,7 +6,7 @@ keymap file maps ids to keys and is applied with Textual's ``App.set_keymap``:
     # $XDG_CONFIG_HOME/hql-tui/keymap.toml (else ~/.config/hql-tui/keymap.toml;
     # $HQL_TUI_KEYMAP names another file)
     "jobs.build" = "ctrl+b"
-    "app.warnings" = "ctrl+w,f6"
+    "app.warnings" = "ctrl+o,f6"
 
 A file that cannot be used (not TOML, an id the app does not have, a value that is
 not a key) gives one notice and changes nothing: the default keys stay.
