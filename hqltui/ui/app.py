@@ -313,8 +313,7 @@ class HqlApp(App[int]):
     def action_open_card(self) -> None:
         if (card := self._card_or_say()) is not None:
             detail = views.card_detail(self.state, card.name, self.palette, full=True)
-            self.push_screen(CardScreen(card.name, views.card_header(card, self.palette),
-                                        detail))
+            self.push_screen(CardScreen(card.name, views.card_header(card, self.palette), detail))
 
     def action_edit_card(self) -> None:
         card = self._card_or_say()
@@ -369,13 +368,14 @@ class HqlApp(App[int]):
     @on(messages.EngineUnavailable)
     @on(messages.EngineChecked)
     def _engine_message(self, message: messages.EngineMessage) -> None:
-        self.engine.receive(message)
+        if self.is_running:  # else shutting down: the row is already being pruned
+            self.engine.receive(message)
 
     # ------------------------------------------------------------- painting
 
     @on(messages.StatusChanged)
     def _status_changed(self) -> None:
-        if self.state.session is not None:
+        if self.is_running and self.state.session is not None:
             self._paint_status()
 
     def _paint(self, cards: bool = False, columns: bool = True) -> None:

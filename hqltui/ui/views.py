@@ -19,7 +19,6 @@ from rich.text import Text
 from hqltui.core import oneline
 from hqltui.ui import render
 from hqltui.ui.state import SLOTS, ScreenState
-from hqltui.ui.widgets.ranking import Row
 
 if TYPE_CHECKING:
     from hqltui.core.ranking import Hit, Ranking, Refusal, Retrieval
@@ -32,6 +31,16 @@ WARNING_ORDER = {"error": 0, "arm": 1, "config": 1, "stale": 2, "absent": 3, "or
                  "embedder": 5, "loader": 6, "link": 7}
 EMPTY = {"lexical": "no lexical match", "semantic": "no semantic match",
          "hybrid": "no match in either arm"}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One ranked card as a column draws it: rank, name, score, badges."""
+
+    rank: int
+    name: str
+    score: str
+    badges: Text
 
 
 @dataclass(frozen=True)
