@@ -45,6 +45,7 @@ from hqltui.ui.widgets.jobs import JobsPanel
 from hqltui.ui.widgets.query import QueryInput
 from hqltui.ui.widgets.ranking import RankingColumn
 from producer.config import LEXICAL_ARMS
+from producer.terminal import shown
 
 if TYPE_CHECKING:
     from hqltui.core.session import Answer, Session
@@ -138,8 +139,10 @@ class HqlApp(App[int]):
 
     def notify(self, message: str, *, markup: bool = False, **kwargs: Any) -> None:
         """Plain text by default: messages quote `[semantics]`, engine errors and paths,
-        which Textual markup would silently eat."""
-        super().notify(message, markup=markup, **kwargs)
+        which Textual markup would silently eat; control characters shown as ``\\xNN``."""
+        if "title" in kwargs:
+            kwargs["title"] = shown(kwargs["title"])
+        super().notify(shown(message), markup=markup, **kwargs)
 
     def get_default_screen(self) -> MainScreen:
         return MainScreen(jobs_hint=views.jobs_hint(self.keys))
@@ -152,8 +155,7 @@ class HqlApp(App[int]):
         self.palette = Palette.from_variables(self.get_css_variables())
         self.theme_changed_signal.subscribe(self, self._theme_changed)
 
-    @on(messages.MainScreenReady)
-    def _main_ready(self) -> None:
+    def on_main_screen_ready(self) -> None:
         """The main screen's widgets exist: paint, then load."""
         self.query_one(QueryInput).cursor_blink = self.cursor_blink
         self.query_one("#card-filter", Input).cursor_blink = self.cursor_blink
@@ -165,7 +167,6 @@ class HqlApp(App[int]):
 
     def _theme_changed(self, _theme: object) -> None:
         self.palette = Palette.from_variables(self.get_css_variables())
-        self.main.query_one(CardList).palette = self.palette
         if self.state.session is not None:
             self._paint(cards=True)
 
@@ -175,8 +176,7 @@ class HqlApp(App[int]):
 
     # -------------------------------------------------------------- session
 
-    @on(messages.SessionLoaded)
-    def _session_loaded(self, message: messages.SessionLoaded) -> None:
+    def on_session_loaded(self, message: messages.SessionLoaded) -> None:
         if not self.is_running:
             return  # shutting down: the screen's widgets are already being pruned
         first = self.state.session is None
@@ -189,7 +189,6 @@ class HqlApp(App[int]):
         if first and history is not None:
             self.main.query_one(QueryInput).set_history(history.entries)
         self.sessions.baseline(self.state.index_file)
-        self.main.query_one(CardList).palette = self.palette
         self._paint(cards=True, columns=False)
         self.engine.check(self.state.session)
         if message.reason != "start":
@@ -202,8 +201,7 @@ class HqlApp(App[int]):
             self.main.paint_columns(empty, self.state, self.palette, self.keys)
         self.call_after_refresh(self.marks.ready, "vault-loaded")
 
-    @on(messages.SessionFailed)
-    def _session_failed(self, message: messages.SessionFailed) -> None:
+    def on_session_failed(self, message: messages.SessionFailed) -> None:
         if not self.is_running:
             return  # shutting down: the screen's widgets are already being pruned
         # Never rank, build or verify against a vault that is gone.
@@ -226,8 +224,7 @@ class HqlApp(App[int]):
         if self.state.session is not None:
             self.sessions.poll(self.state.index_file)
 
-    @on(messages.VaultChanged)
-    def _vault_changed(self) -> None:
+    def on_vault_changed(self) -> None:
         self.sessions.load("changed")
 
     # ---------------------------------------------------------------- query
@@ -251,8 +248,7 @@ class HqlApp(App[int]):
     def _start_query(self, submitted: bool = False) -> None:
         self.queries.start(self.state.session, self.text, self.lexical, submitted)
 
-    @on(messages.AnswerReady)
-    def _answer_ready(self, message: messages.AnswerReady) -> None:
+    def on_answer_ready(self, message: messages.AnswerReady) -> None:
         if not self.is_running:
             return  # shutting down: the screen's widgets are already being pruned
         self.queries.answered(message.answer, message.partial)
@@ -373,8 +369,7 @@ class HqlApp(App[int]):
 
     # ------------------------------------------------------------- painting
 
-    @on(messages.StatusChanged)
-    def _status_changed(self) -> None:
+    def on_status_changed(self) -> None:
         if self.is_running and self.state.session is not None:
             self._paint_status()
 
@@ -393,8 +388,10 @@ class HqlApp(App[int]):
 
 
 def main(vault: str) -> int:
+    from producer.vault import vault_problem
+
     path = Path(vault)
-    if not path.is_dir():
-        print(f"hql-tui: {vault}: not a directory", file=sys.stderr)
+    if problem := vault_problem(path):
+        print(f"hql-tui: {shown(problem)}", file=sys.stderr)
         return 1
     return int(HqlApp(path).run() or 0)

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from hqltui.ui.state import EngineState
 from hqltui.ui.views import Column, ranking_column
+from producer.terminal import shown
 
 if TYPE_CHECKING:
     from hqltui.core.ranking import Hit, Ranking
@@ -79,10 +80,10 @@ def unavailable_line(kind: str, message: str, fix: str | None, p: Palette) -> Te
     out = Text(no_wrap=False)
     lead = {"refusal": "engine refused: ", "empty": "engine: "}.get(kind, "engine failed: ")
     out.append(lead, style=p.warning if kind == "empty" else p.error)
-    out.append(message)
+    out.append(shown(message))
     if fix:
         out.append(" · fix: ", style="bold")
-        out.append(fix, style=p.accent)
+        out.append(shown(fix), style=p.accent)
     return out
 
 

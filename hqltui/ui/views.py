@@ -19,6 +19,7 @@ from rich.text import Text
 from hqltui.core import oneline
 from hqltui.ui import render
 from hqltui.ui.state import SLOTS, ScreenState
+from producer.terminal import shown, shown_body
 
 if TYPE_CHECKING:
     from hqltui.core.ranking import Hit, Ranking, Refusal, Retrieval
@@ -56,11 +57,11 @@ class Column:
 
 
 def loading_status(path: Path, p: Palette) -> Text:
-    return Text(f"{path} · loading vault…", style=p.muted)
+    return Text(f"{shown(path)} · loading vault…", style=p.muted)
 
 
 def failed_status(path: Path, message: str | None, p: Palette) -> Text:
-    return Text(f"{path} · cannot be opened: {message}", style=p.error)
+    return Text(f"{shown(path)} · cannot be opened: {shown(message)}", style=p.error)
 
 
 def status_line(state: ScreenState, p: Palette, keys: Keys, now: datetime) -> Text:
@@ -68,7 +69,7 @@ def status_line(state: ScreenState, p: Palette, keys: Keys, now: datetime) -> Te
     session = state.session
     if session is None:
         return failed_status(state.vault_path, state.load_error, p)
-    name = state.vault_path.name or str(state.vault_path)
+    name = shown(state.vault_path.name or str(state.vault_path))
     out = Text.assemble((name, "bold"), " · ", render.plural(len(session.vault.cards), "card"))
     summary = state.summary
     out.append(" · ")
@@ -92,8 +93,8 @@ def status_line(state: ScreenState, p: Palette, keys: Keys, now: datetime) -> Te
             out.append(" ")
         out.append(f"{count} {label}", style=style if count and label != "fresh" else "")
     out.append(" · ")
-    out.append(render.short_model(summary.model), style=p.primary)
-    out.append(f" {render.short_revision(summary.revision)}")
+    out.append(shown(render.short_model(summary.model)), style=p.primary)
+    out.append(f" {shown(render.short_revision(summary.revision))}")
     out.append(f" · built {render.age(_parse_time(summary.built_at), now)} ago")
     return out
 
@@ -188,14 +189,14 @@ def refusal(refused: Refusal, p: Palette, keys: Keys) -> Text:
     """Why an arm refused, and the fix (``live``: submit the query to embed it)."""
     out = Text()
     out.append("refused\n", style=p.error)
-    out.append(refused.message)
+    out.append(shown(refused.message))
     if refused.fix == "live":
         out.append("\n\nfix: ", style="bold")
         out.append(f"press {keys.hint('textual.submit')} in the query to embed it with the "
                    "http embedder", style=p.accent)
     elif refused.fix:
         out.append("\n\nfix: ", style="bold")
-        out.append(refused.fix, style=p.accent)
+        out.append(shown(refused.fix), style=p.accent)
     return out
 
 
@@ -221,7 +222,7 @@ def warnings_text(state: ScreenState, p: Palette, one_line: bool) -> Text:
         if i:
             out.append("\n")
         out.append(f"{kind}: ", style=style)
-        out.append(oneline.one_line(message) if one_line else message)
+        out.append(shown(oneline.one_line(message) if one_line else message))
     return out
 
 
@@ -238,7 +239,8 @@ def detail_pane(state: ScreenState, p: Palette) -> RenderableType:
 
 
 def card_header(card: Card, p: Palette) -> Text:
-    return Text.assemble((card.title, "bold"), "  ", (f"{card.name} · {card.path}", p.muted))
+    return Text.assemble((shown(card.title), "bold"), "  ",
+                         (f"{shown(card.name)} · {shown(card.path)}", p.muted))
 
 
 def card_detail(state: ScreenState, name: str, p: Palette, full: bool) -> RenderableType:
@@ -248,13 +250,16 @@ def card_detail(state: ScreenState, name: str, p: Palette, full: bool) -> Render
     vault = state.session.vault
     head = Text()
     if not full:
-        head.append(card.title, style="bold")
-        head.append(f"  {card.name} · {card.path}", style=p.muted)
+        head.append(shown(card.title), style="bold")
+        head.append(f"  {shown(card.name)} · {shown(card.path)}", style=p.muted)
         head.append("\n")
     status = state.statuses.get(name, "")
     head.append("index: ", style="bold")
-    head.append(status or "no index",
-                style={"stale": p.warning, "missing": p.error}.get(status, p.muted))
+    if not status and state.summary is not None and state.summary.state == "refused":
+        head.append("index unusable (see warnings)", style=p.error)  # a file is there
+    else:
+        head.append(status or "no index",
+                    style={"stale": p.warning, "missing": p.error}.get(status, p.muted))
     rankings = state.rankings()
     _ranks(head, state, name, p)
     if rankings:
@@ -268,14 +273,14 @@ def card_detail(state: ScreenState, name: str, p: Palette, full: bool) -> Render
     resolved = [t for t in outgoing if t in vault.by_name]
     unresolved = [t for t in outgoing if t not in vault.by_name]
     head.append("\nlinks → ", style="bold")
-    head.append(", ".join(dict.fromkeys(resolved)) or "—")
+    head.append(shown(", ".join(dict.fromkeys(resolved))) or "—")
     head.append("\nbacklinks ← ", style="bold")
-    head.append(", ".join(vault.backlinks(name)) or "—")
+    head.append(shown(", ".join(vault.backlinks(name))) or "—")
     if unresolved:
         head.append("\nunresolved: ", style=p.warning)
-        head.append(", ".join(dict.fromkeys(oneline.link_target(t) for t in unresolved)))
+        head.append(shown(", ".join(dict.fromkeys(oneline.link_target(t) for t in unresolved))))
     terms = render.query_terms(state.answer_text) if state.answer is not None else set()
-    body = render.body_text(card.body, terms, mark=p.mark, heading=p.heading)
+    body = render.body_text(shown_body(card.body), terms, mark=p.mark, heading=p.heading)
     return Group(head, Text("─" * 40, style=p.muted), body)
 
 
@@ -318,8 +323,8 @@ def provenance(retrieval: Retrieval, p: Palette) -> Text:
         out.append(f"{retrieval.fusion} k={retrieval.k:g} · weights {weights} · "
                    f"windows {windows}")
         return out
-    out.append(render.short_model(retrieval.model))
-    out.append(f" {render.short_revision(retrieval.revision)}")
+    out.append(shown(render.short_model(retrieval.model)))
+    out.append(f" {shown(render.short_revision(retrieval.revision))}")
     out.append(f" · {retrieval.metric}")
     out.append(" · approximate" if retrieval.approximate else " · exact")
     if retrieval.query_vector_source and retrieval.arm == "semantic":

@@ -31,6 +31,7 @@ from hqltui.core.jobs import Job, JobBoard, JobEvent, index_build_job, index_ver
 from hqltui.ui.messages import JobUpdate, StatusChanged
 from hqltui.ui.screens.confirm import ConfirmScreen
 from hqltui.ui.widgets.jobs import Coalescer, JobsPanel
+from producer.terminal import shown
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -54,6 +55,11 @@ def _build(vault: Path, out: Path, *, clock: Callable[[], float]) -> Job:
 
 def _verify(vault: Path, index: Path, *, clock: Callable[[], float]) -> Job:
     return index_verify_job(vault, index, clock=clock)
+
+
+def _answer_keys(keys: Keys) -> tuple[str, str]:
+    """The confirmation's yes and no keys, for its buttons."""
+    return keys.hint("confirm.yes"), keys.hint("confirm.no")
 
 
 def configured_index(session: Session | None) -> Path | None:
@@ -213,6 +219,44 @@ class JobsController:
         if out is None:
             self.app.push_screen(self._configure_question(palette, keys), self._configured)
             return
+        from producer.index import aside_path, is_sqlite_file
+
+        try:
+            foreign = out.is_file() and is_sqlite_file(out) is False
+        except OSError:
+            foreign = False  # the build itself says why the file cannot be read
+        if foreign:
+            aside = aside_path(out, self.clock())
+            self.app.push_screen(self._aside_question(out, aside, palette, keys),
+                                 partial(self._aside_answered, out, aside))
+            return
+        self._start_build(out)
+
+    def _aside_question(self, out: Path, aside: Path, p: Palette, keys: Keys) -> ConfirmScreen:
+        """A file that is not an index sits where the index goes: never overwritten,
+        only moved aside once the user says so."""
+        body = Text()
+        body.append(shown(str(out)), style="bold")
+        body.append(" exists and is not an SQLite index, so a build will not overwrite it.\n\n")
+        body.append("Rename it to ")
+        body.append(shown(aside.name), style=p.accent)
+        body.append(" (kept beside it, nothing deleted), then build the index?")
+        return ConfirmScreen("Move the unreadable file aside?", body, yes="rename and build",
+                             no="cancel", keys=_answer_keys(keys))
+
+    def _aside_answered(self, out: Path, aside: Path, yes: bool | None) -> None:
+        if not yes:
+            self.app.notify(f"{shown(str(out))}: left as it is; no build", timeout=3)
+            return
+        try:
+            if aside.exists():
+                raise FileExistsError(f"{aside} already exists")
+            out.rename(aside)
+        except OSError as exc:
+            self.app.notify(f"{shown(str(out))}: not moved ({shown(str(exc))})",
+                            severity="error", timeout=8)
+            return
+        self.app.notify(f"moved aside: {shown(aside.name)}", timeout=4)
         self._start_build(out)
 
     def _configure_question(self, p: Palette, keys: Keys) -> ConfirmScreen:
@@ -226,7 +270,7 @@ class JobsController:
         body.append(str(toml), style="bold")
         body.append(" (the rest of the file stays as it is), then build the index there?")
         return ConfirmScreen("Configure the index?", body, yes="write and build", no="cancel",
-                             keys=(keys.hint("confirm.yes"), keys.hint("confirm.no")))
+                             keys=_answer_keys(keys))
 
     def _configured(self, yes: bool | None) -> None:
         if not yes:

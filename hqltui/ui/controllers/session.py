@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from datetime import datetime
 from functools import partial
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
     from hqltui.core.session import Session
 
 SessionFactory = Callable[[Path], "Session"]
+# How often a session-load worker checks whether the app is quitting.
+LOAD_POLL_SECONDS = 0.05
 
 
 class SessionController:
@@ -49,12 +52,9 @@ class SessionController:
 
     def _load(self, reason: str) -> None:
         try:
-            if self.factory is not None:
-                session = self.factory(self.vault)
-            else:
-                from hqltui.core.session import Session
-
-                session = Session.load(self.vault, clock=self.clock)
+            session = self._read()
+            if session is None:
+                return  # quitting, or a newer load replaced this one
             if self.history is None:
                 from hqltui.core.history import History
 
@@ -72,6 +72,36 @@ class SessionController:
             return False
         self.history.add(text)
         return True
+
+    def _read(self) -> Session | None:
+        """Load the session in a daemon thread, and give up waiting for it once this
+        worker is cancelled: a quit must not wait for a long load (the pool thread
+        of a worker is joined at exit; a daemon thread is not)."""
+        worker = get_current_worker()
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def load() -> None:
+            try:
+                if self.factory is not None:
+                    box["session"] = self.factory(self.vault)
+                else:
+                    from hqltui.core.session import Session
+
+                    box["session"] = Session.load(self.vault, clock=self.clock)
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the worker below
+                box["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=load, name="session-load", daemon=True).start()
+        while not done.wait(LOAD_POLL_SECONDS):
+            if worker.is_cancelled:
+                return None
+        if "error" in box:
+            raise box["error"]
+        session: Session = box["session"]
+        return session
 
     # -------------------------------------------------------------------- watch
 

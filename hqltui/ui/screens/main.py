@@ -25,6 +25,7 @@ from hqltui.ui.widgets.jobs import JobsPanel
 from hqltui.ui.widgets.panes import CardDetail, StatusLine, WarningsStrip
 from hqltui.ui.widgets.query import QueryInput
 from hqltui.ui.widgets.ranking import RankingColumn
+from producer.terminal import shown
 
 if TYPE_CHECKING:
     from hqltui.ui.keys import Keys
@@ -95,6 +96,7 @@ class MainScreen(Screen[None]):
         """``state`` in the columns, the warnings strip and the card pane (and the list)."""
         if cards:
             rows = [(name, state.statuses.get(name, "")) for name in state.card_names()]
+            self.query_one(CardList).palette = p
             self.query_one(CardList).set_cards(rows, state.selected)
         if columns:
             self.paint_columns(views.columns(state, p, keys), state, p, keys)
@@ -114,7 +116,7 @@ class MainScreen(Screen[None]):
         """The vault cannot be opened: the header and every column say why."""
         self.show_status(views.failed_status(state.vault_path, state.load_error, p))
         for column in self.columns:
-            column.show_message(Text(state.load_error or "", style=p.error), "refusal")
+            column.show_message(Text(shown(state.load_error or ""), style=p.error), "refusal")
         self.paint_warnings(state, p, keys)
 
     def show_status(self, text: Text) -> None:
