@@ -90,8 +90,8 @@ class HqlApp(App[int]):
         self.text = ""  # the query as typed
         self.sessions = SessionController(self, self.vault_path, self.clock, session_factory,
                                           history_file)
-        self.queries = QueryController(self, debounce, lambda g, text, live: (
-            self.engine.start_query(self.state.session, g, text, live)))
+        self.queries = QueryController(self, debounce, lambda generation, text, submitted: (
+            self.engine.start_query(self.state.session, generation, text, submitted)))
         self.engine = EngineController(self, lambda: self.main.query_one(EngineRow),
                                        lambda: (self.palette, self.keys, self.state.selected),
                                        lambda: self.engine_options)
@@ -205,7 +205,7 @@ class HqlApp(App[int]):
         if not self.is_running:
             return  # shutting down: the screen's widgets are already being pruned
         # Never rank, build or verify against a vault that is gone.
-        self.state = replace(self.state, loading="", load_error=message.message, session=None)
+        self.state = replace(self.state, load_error=message.message, session=None)
         self.main.paint_failure(self.state, self.palette, self.keys)
         self.call_after_refresh(self.marks.ready, "vault-failed")
 

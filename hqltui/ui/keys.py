@@ -160,10 +160,6 @@ class Keys:
         """``bindings`` with the keys the keymap gives them (for the help table)."""
         return [replace(b, key=self._keys.get(b.id, b.key)) if b.id else b for b in bindings]
 
-    @property
-    def ids(self) -> list[str]:
-        return [name for name in self._keys if name not in FIXED]
-
 
 def user_keys(tables: list[list[Binding]], path: Path | None = None
               ) -> tuple[Keys, str | None]:

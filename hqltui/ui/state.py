@@ -41,7 +41,6 @@ class ScreenState:
     vault_path: Path
     session: Session | None = None
     load_error: str | None = None
-    loading: str = "vault"
     summary: IndexSummary | None = None
     statuses: Mapping[str, str] = field(default_factory=dict)
     lexical: str = "bm25"  # the arm asked for (F2)
@@ -110,8 +109,7 @@ def loaded(state: ScreenState, session: Session) -> ScreenState:
     ok = summary is not None and summary.state == "ok"
     names = [card.name for card in session.vault.cards]
     statuses = {name: (session.card_status(name) or "") if ok else "" for name in names}
-    return replace(state, session=session, load_error=None, loading="", summary=summary,
-                   statuses=statuses)
+    return replace(state, session=session, load_error=None, summary=summary, statuses=statuses)
 
 
 def with_answer(state: ScreenState, generation: int, text: str, arm: str,
