@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from textual.worker import get_current_worker
+from textual.worker import Worker, get_current_worker
 
 from hqltui.ui.messages import SessionFailed, SessionLoaded, VaultChanged
 
@@ -40,10 +40,11 @@ class SessionController:
         self.history_file = history_file
         self.history: History | None = None
         self.signature: object = None
+        self._checking: Worker[None] | None = None
 
-    def _run(self, work: Callable[[], None], group: str, name: str) -> None:
-        self.app.run_worker(work, name=name, group=group, exclusive=True, thread=True,
-                            exit_on_error=False)
+    def _run(self, work: Callable[[], None], group: str, name: str) -> Worker[None]:
+        return self.app.run_worker(work, name=name, group=group, exclusive=True, thread=True,
+                                   exit_on_error=False)
 
     # ------------------------------------------------------------------ loading
 
@@ -116,11 +117,14 @@ class SessionController:
         self.signature = signature(self.vault, [index] if index else [])
 
     def check(self, index: str | None) -> None:
-        """Look for a change now (a poll, or after the editor returns)."""
-        self._run(partial(self._check, index), "watch", "watch check")
+        """Look for a change now (after the editor returns, or a poll)."""
+        self._checking = self._run(partial(self._check, index), "watch", "watch check")
 
     def poll(self, index: str | None) -> None:
-        if self.signature is not None:
+        """The periodic look; none while the last one still walks the vault (a slow disk
+        or a busy machine), so polls never pile up or cancel each other."""
+        if self.signature is not None and (self._checking is None
+                                           or self._checking.is_finished):
             self.check(index)
 
     def _check(self, index: str | None) -> None:
