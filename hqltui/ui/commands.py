@@ -1,4 +1,4 @@
-"""The command palette (ctrl+p): every app action under a namespaced title.
+"""The command palette: every app action under a namespaced title.
 
 Titles read ``lexical: …``, ``view: …``, ``vault: …``, ``index: …`` and
 ``jobs: …`` (the jobs panel). The current lexical arm is marked, not hidden, so the
@@ -9,54 +9,73 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 if TYPE_CHECKING:
-    from hqltui.ui.app import HqlApp
+    from textual.dom import DOMNode
+
+    from hqltui.ui.keys import Keys
+
+
+class _Host(Protocol):
+    """What the palette reads of the app: the arm on screen, the active keys."""
+
+    lexical: str
+    keys: Keys
+    screen_stack: list[DOMNode]
+
+    async def run_action(self, action: str, default_namespace: DOMNode | None = None) -> bool:
+        ...
 
 
 class HqlCommands(Provider):
     def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
-        app: HqlApp = self.app  # type: ignore[assignment]
-        main = app.main
+        app = cast("_Host", self.app)
+        h = app.keys.hint
+        main = app.screen_stack[0]
+
+        def run(action: str, on: DOMNode | None = None) -> Callable[[], object]:
+            return partial(app.run_action, action, on)
+
         commands: list[tuple[str, str, Callable[[], object]]] = []
         for arm in ("bm25", "hashbag"):
             current = " (current)" if app.lexical == arm else ""
             commands.append(
                 (f"lexical: {arm}{current}", f"rank the lexical column and hybrid with {arm}",
-                 partial(app.action_set_lexical, arm))
+                 run(f"set_lexical('{arm}')"))
             )
         commands += [
-            ("vault: reload", "read the vault and its index again", app.action_reload),
-            ("index: build", "run hql-semantics build in the background (F7)",
-             app.action_build_index),
-            ("index: verify", "check the index against the vault, list every problem (F8)",
-             app.action_verify_index),
-            ("jobs: cancel", "stop the running jobs; the old index stays as it was (ctrl+g)",
-             app.action_cancel_jobs),
-            ("view: jobs", "show or hide the jobs panel (F10)", app.action_toggle_jobs),
-            ("view: help", "every key binding", app.action_help),
-            ("view: open card", "the selected card full-screen", app.action_open_card),
+            ("vault: reload", "read the vault and its index again", run("reload")),
+            ("index: build", f"run hql-semantics build in the background ({h('jobs.build')})",
+             run("build_index")),
+            ("index: verify", "check the index against the vault, list every problem "
+             f"({h('jobs.verify')})", run("verify_index")),
+            ("jobs: cancel", "stop the running jobs; the old index stays as it was "
+             f"({h('jobs.cancel')})", run("cancel_jobs")),
+            ("view: jobs", f"show or hide the jobs panel ({h('jobs.panel')})",
+             run("toggle_jobs")),
+            ("view: help", "every key binding", run("help")),
+            ("view: open card", "the selected card full-screen", run("open_card")),
             ("view: edit card in $EDITOR", "suspend the app and edit the selected card",
-             app.action_edit_card),
-            ("view: all warnings", "every warning in full", app.action_show_warnings),
-            ("view: engine columns", "show or hide engine bm25 / vector / hybrid (F9)",
-             app.action_toggle_engine),
-            ("engine: sync + build", "upload the cards, then build the engine indexes (F11)",
-             app.action_engine_sync),
-            ("engine: verify", "compare the engine's rows and indexes with the vault (F12)",
-             app.action_engine_verify),
-            ("view: query", "put the cursor in the query", main.action_focus_query),
+             run("edit_card")),
+            ("view: all warnings", "every warning in full", run("show_warnings")),
+            ("view: engine columns", "show or hide engine bm25 / vector / hybrid "
+             f"({h('app.engine-view')})", run("toggle_engine")),
+            ("engine: sync + build", "upload the cards, then build the engine indexes "
+             f"({h('app.engine-sync')})", run("engine_sync")),
+            ("engine: verify", "compare the engine's rows and indexes with the vault "
+             f"({h('app.engine-verify')})", run("engine_verify")),
+            ("view: query", "put the cursor in the query", run("focus_query", main)),
             ("view: lexical column", "focus the lexical column",
-             partial(main.action_focus_column, "lexical")),
+             run("focus_column('lexical')", main)),
             ("view: semantic column", "focus the semantic column",
-             partial(main.action_focus_column, "semantic")),
+             run("focus_column('semantic')", main)),
             ("view: hybrid column", "focus the hybrid column",
-             partial(main.action_focus_column, "hybrid")),
-            ("view: card list", "focus the card list", main.action_focus_cards),
-            ("view: filter cards", "type to filter the card list", main.action_filter_cards),
+             run("focus_column('hybrid')", main)),
+            ("view: card list", "focus the card list", run("focus_cards", main)),
+            ("view: filter cards", "type to filter the card list", run("filter_cards", main)),
         ]
         return commands
 

@@ -41,6 +41,8 @@ def hermetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HQL_TUI_HISTORY", str(tmp_path / "state" / "history.jsonl"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # no user keymap
+    monkeypatch.delenv("HQL_TUI_KEYMAP", raising=False)
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

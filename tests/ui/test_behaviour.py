@@ -315,7 +315,7 @@ async def test_labels_follow_the_arm_of_the_answer_on_screen(make_app, birds: Pa
         title = str(app.main.column("lexical").query_one(".column-title").render())
         assert app.answer_arm == "hashbag" and "hashbag" in title
         # Whatever is on screen is labelled by the arm that computed it.
-        app._show_answer(app.shown_generation + 1, "night hunting birds", "bm25",
+        app.show_answer(app.shown_generation + 1, "night hunting birds", "bm25",
                          holder["s"].inner.query("night hunting birds", lexical="bm25"))
         title = str(app.main.column("lexical").query_one(".column-title").render())
         assert app.lexical == "hashbag" and "bm25" in title and "hashbag" not in title

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from hqltui.ui.widgets.engine import EngineAnswered, EngineRow, rank_delta
+from hqltui.ui.engine_views import rank_delta
+from hqltui.ui.messages import EngineAnswered
+from hqltui.ui.widgets.engine import EngineRow
 from hqltui.ui.widgets.panes import StatusLine
 from tests.ui.conftest import SIZE, settle, type_query
 from tests.ui.engine_helpers import engine_options, sync_and_build

@@ -17,9 +17,10 @@ import pytest
 from hqltui.core.jobs import JobEvent, index_build_job
 from hqltui.ui.app import HqlApp
 from hqltui.ui.commands import HqlCommands
-from hqltui.ui.jobs import JOB_BINDINGS
+from hqltui.ui.keys import JOB_BINDINGS
+from hqltui.ui.messages import JobUpdate
 from hqltui.ui.screens.confirm import ConfirmScreen
-from hqltui.ui.widgets.jobs import Coalescer, JobsPanel, JobUpdate, counts_line, elapsed_text
+from hqltui.ui.widgets.jobs import Coalescer, JobsPanel, counts_line, elapsed_text
 from hqltui.ui.widgets.panes import StatusLine, WarningsStrip
 from hqltui.ui.widgets.query import QueryInput
 from tests.ui.conftest import SIZE, settle

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from hqltui.ui.widgets.cards import CardList
 from hqltui.ui.widgets.panes import CardDetail
 from tests.ui.conftest import SIZE, settle
 
@@ -26,8 +27,7 @@ async def test_the_card_pane_says_index_unusable_when_the_file_is_there(make_app
     app = make_app(birds)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        app.selected = "barn-owl"
-        app._show_detail()
+        app.post_message(CardList.Selected("barn-owl"))  # as a click on its row does
         await pilot.pause()
         detail = _plain(app.main.query_one(CardDetail).shown)
         assert "index: index unusable (see warnings)" in detail

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from hqltui.ui.widgets.cards import CardList
 from hqltui.ui.widgets.panes import CardDetail
 from producer.terminal import shown
 from tests.ui.conftest import SIZE, settle, type_query
@@ -39,8 +40,7 @@ async def test_control_characters_are_escaped_and_markup_is_literal(make_app,
         await settle(pilot)
         await type_query(pilot, "body words")
         await settle(pilot)
-        app.selected = EVIL
-        app._show_detail()
+        app.post_message(CardList.Selected(EVIL))  # as a click on its row does
         await pilot.pause()
         screen = html.unescape(app.export_screenshot()).replace("\xa0", " ")
         assert "\x1b" not in screen and "\x07" not in screen

@@ -30,20 +30,23 @@ class ConfirmScreen(ModalScreen[bool]):
         Binding("n,escape", "answer(False)", "no", id="confirm.no"),
     ]
 
-    def __init__(self, title: str, body: RenderableType, yes: str = "yes", no: str = "no") -> None:
+    def __init__(self, title: str, body: RenderableType, *, yes: str, no: str,
+                 keys: tuple[str, str]) -> None:
         super().__init__()
         self._title = title
         self._body = body
         self._yes = yes
         self._no = no
+        self._keys = keys  # the active keys of confirm.yes and confirm.no, for the buttons
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-box"):
             yield Static(self._title, id="confirm-title")
             yield Static(self._body, id="confirm-body")
             with Horizontal(id="confirm-buttons"):
-                yield Button(f"{self._yes} (y)", variant="warning", id="confirm-yes")
-                yield Button(f"{self._no} (n)", id="confirm-no")
+                yes_key, no_key = self._keys
+                yield Button(f"{self._yes} ({yes_key})", variant="warning", id="confirm-yes")
+                yield Button(f"{self._no} ({no_key})", id="confirm-no")
 
     def on_mount(self) -> None:
         self.query_one("#confirm-no", Button).focus()

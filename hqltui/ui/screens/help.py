@@ -1,4 +1,4 @@
-"""F1 / ?: every binding of the app, its keys and its id, from the live binding tables."""
+"""Help: every binding of the app, its active keys and its id, from the binding tables."""
 
 from __future__ import annotations
 
@@ -9,6 +9,16 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from hqltui.ui.keys import APP_BINDINGS, ENGINE_BINDINGS, JOB_BINDINGS
+from hqltui.ui.screens.card import CardScreen
+from hqltui.ui.screens.confirm import ConfirmScreen
+from hqltui.ui.screens.main import MainScreen
+from hqltui.ui.screens.warnings import WarningsScreen
+from hqltui.ui.widgets.cards import CardList
+from hqltui.ui.widgets.query import QueryInput
+from hqltui.ui.widgets.ranking import RankingColumn
+from hqltui.ui.widgets.ranklist import RankList
 
 
 def binding_rows(groups: list[tuple[str, list[Binding]]]) -> Table:
@@ -56,3 +66,27 @@ class HelpScreen(ModalScreen[None]):
 
     async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(result)
+
+
+def _table(owner: type[object]) -> list[Binding]:
+    return [b for b in getattr(owner, "BINDINGS", []) if isinstance(b, Binding)]
+
+
+def help_tables() -> list[tuple[str, list[Binding]]]:
+    """The binding tables F1 lists, in its order (with the default keys)."""
+    return [
+        ("app (everywhere)", [*APP_BINDINGS, *ENGINE_BINDINGS]),
+        ("jobs (everywhere)", list(JOB_BINDINGS)),
+        ("main screen", _table(MainScreen)),
+        ("query input", _table(QueryInput)),
+        ("columns", _table(RankingColumn)),
+        ("card list", _table(CardList)),
+        ("card screen", _table(CardScreen)),
+        ("help", _table(HelpScreen)),
+        ("confirmation", _table(ConfirmScreen)),
+    ]
+
+
+def every_table() -> list[list[Binding]]:
+    """Every binding table of the app: F1's, the ranked lists', the warnings screen's."""
+    return [*(table for _, table in help_tables()), _table(RankList), _table(WarningsScreen)]

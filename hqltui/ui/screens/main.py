@@ -1,26 +1,39 @@
 """The main screen: status line, query, three columns, cards, detail, warnings.
 
-The screen lays widgets out and routes keys; the app owns the state (session,
-answer, selection) and tells the screen what to show.
+The screen lays widgets out, routes keys and puts what it is handed into its
+widgets (``show_*``); the app owns the state (session, answer, selection) and
+asks the views (``hqltui.ui.views``) what to show.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from rich.console import RenderableType
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer
 
+from hqltui.ui import views
+from hqltui.ui.messages import MainScreenReady
 from hqltui.ui.widgets.cards import CardList
 from hqltui.ui.widgets.engine import EngineRow
 from hqltui.ui.widgets.jobs import JobsPanel
 from hqltui.ui.widgets.panes import CardDetail, StatusLine, WarningsStrip
 from hqltui.ui.widgets.query import QueryInput
 from hqltui.ui.widgets.ranking import RankingColumn
+from producer.terminal import shown
+
+if TYPE_CHECKING:
+    from hqltui.ui.keys import Keys
+    from hqltui.ui.palette import Palette
+    from hqltui.ui.state import ScreenState
+    from hqltui.ui.views import Column
 
 SLOTS = ("lexical", "semantic", "hybrid")
-JOBS_HINT = "no jobs yet · F7 builds the index · F8 verifies it · ctrl+g cancels · F10 hides"
 
 
 class MainScreen(Screen[None]):
@@ -45,6 +58,10 @@ class MainScreen(Screen[None]):
         Binding("w", "app.show_warnings", "all warnings", show=False, id="main.warnings"),
     ]
 
+    def __init__(self, jobs_hint: str) -> None:
+        super().__init__()
+        self.jobs_hint = jobs_hint  # the empty jobs panel's line, with the active keys
+
     def compose(self) -> ComposeResult:
         yield StatusLine("loading vault…", id="status")
         yield QueryInput(placeholder="type a query — ranks as you type", id="query",
@@ -53,17 +70,17 @@ class MainScreen(Screen[None]):
             yield RankingColumn("lexical", "lexical · bm25", id="lexical")
             yield RankingColumn("semantic", "semantic", id="semantic")
             yield RankingColumn("hybrid", "hybrid · rrf", id="hybrid")
-        yield EngineRow(id="engine")  # engine bm25 / vector / hybrid; hidden until F9
+        yield EngineRow(id="engine")  # engine bm25 / vector / hybrid; hidden until turned on
         with Horizontal(id="lower"):
             yield CardList(id="cards")
             yield CardDetail(id="detail")
-        # The jobs panel (index build / verify, engine jobs); hidden until a job runs or F10.
-        yield JobsPanel(id="jobs", hint=JOBS_HINT)
+        # The jobs panel (index build / verify, engine jobs); hidden until a job runs.
+        yield JobsPanel(id="jobs", hint=self.jobs_hint)
         yield WarningsStrip(id="warnings")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        self.app.main_screen_mounted()  # type: ignore[attr-defined]
+        self.post_message(MainScreenReady())
 
     def column(self, slot: str) -> RankingColumn:
         return self.query_one(f"#{slot}", RankingColumn)
@@ -71,6 +88,72 @@ class MainScreen(Screen[None]):
     @property
     def columns(self) -> list[RankingColumn]:
         return [self.column(slot) for slot in SLOTS]
+
+    # --------------------------------------------------------------- painting
+
+    def paint(self, state: ScreenState, p: Palette, keys: Keys, *, cards: bool = False,
+              columns: bool = True) -> None:
+        """``state`` in the columns, the warnings strip and the card pane (and the list)."""
+        if cards:
+            rows = [(name, state.statuses.get(name, "")) for name in state.card_names()]
+            self.query_one(CardList).palette = p
+            self.query_one(CardList).set_cards(rows, state.selected)
+        if columns:
+            self.paint_columns(views.columns(state, p, keys), state, p, keys)
+            if state.answer is not None:
+                self.query_one(CardList).select(state.selected)
+        self.paint_warnings(state, p, keys)
+        self.show_detail(views.detail_pane(state, p))
+
+    def paint_loading(self, state: ScreenState, p: Palette, keys: Keys) -> None:
+        """Start-up, before the vault is read: every pane says so."""
+        self.show_status(views.loading_status(state.vault_path, p))
+        self.paint_columns(views.message_columns("loading vault…", p.muted, "busy"), state, p,
+                           keys)
+        self.query_one(WarningsStrip).show(Text("loading…", style=p.muted))
+
+    def paint_failure(self, state: ScreenState, p: Palette, keys: Keys) -> None:
+        """The vault cannot be opened: the header and every column say why."""
+        self.show_status(views.failed_status(state.vault_path, state.load_error, p))
+        for column in self.columns:
+            column.show_message(Text(shown(state.load_error or ""), style=p.error), "refusal")
+        self.paint_warnings(state, p, keys)
+
+    def show_status(self, text: Text) -> None:
+        self.query_one(StatusLine).update(text)
+
+    def show_detail(self, detail: RenderableType) -> None:
+        self.query_one(CardDetail).show(detail)
+
+    def paint_columns(self, shown: dict[str, Column], state: ScreenState, p: Palette,
+                      keys: Keys) -> None:
+        for column in self.columns:
+            content = shown[column.slot]
+            if content.rows is None:
+                column.show_message(content.message or "", content.kind)
+            else:
+                column.show_rows(content.rows, state.selected)
+        self.paint_titles(state, p, keys)
+
+    def paint_titles(self, state: ScreenState, p: Palette, keys: Keys) -> None:
+        for slot, title in views.column_titles(state, p, keys).items():
+            self.column(slot).set_title(title)
+
+    def paint_warnings(self, state: ScreenState, p: Palette, keys: Keys) -> None:
+        strip = self.query_one(WarningsStrip)
+        strip.border_title = views.warnings_title(state, keys)
+        strip.show(views.warnings_text(state, p, one_line=True))
+
+    def select(self, name: str | None, source: str) -> None:
+        """The selection everywhere but where the user made it (``source``)."""
+        for column in self.columns:
+            if column.slot != source:
+                column.select(name)
+        if source != "cards":
+            self.query_one(CardList).select(name)
+        self.query_one(EngineRow).select(name)
+
+    # ---------------------------------------------------------------- actions
 
     def action_escape(self) -> None:
         focused = self.focused

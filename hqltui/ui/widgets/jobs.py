@@ -8,9 +8,10 @@ line (title, state, elapsed, message), a progress bar (determinate when
 One view per job; a new job replaces the finished view of its kind.
 
 Events arrive from a worker thread through a ``Coalescer`` (toolong style):
-at most one ``JobUpdate`` message every ``interval`` seconds, except that a
-change of state and the final event go at once; ``JobUpdate.can_replace``
-lets a queued update be superseded by a newer one of the same job.
+at most one ``JobUpdate`` message (``hqltui.ui.messages``) every ``interval``
+seconds, except that a change of state and the final event go at once;
+``JobUpdate.can_replace`` lets a queued update be superseded by a newer one of
+the same job.
 """
 
 from __future__ import annotations
@@ -24,30 +25,12 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.message import Message
 from textual.widgets import ProgressBar, Static
 
 from hqltui.core.jobs import JobEvent
 from producer.terminal import shown
 
 LOG_TAIL = 3  # log lines under a job
-
-
-class JobUpdate(Message):
-    """The newest snapshot of one job (posted from any thread)."""
-
-    def __init__(self, event: JobEvent) -> None:
-        super().__init__()
-        self.event = event
-
-    def can_replace(self, message: Message) -> bool:
-        # Textual asks the queued message whether the next one supersedes it: a
-        # newer snapshot of the same job does, unless this one is the final one.
-        return (
-            isinstance(message, JobUpdate)
-            and message.event.job_id == self.event.job_id
-            and not self.event.finished
-        )
 
 
 class Coalescer:

@@ -7,8 +7,6 @@ the app; the column reports the user's moves and shows the app's choice.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -17,18 +15,11 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Label, Static
 
+from hqltui.ui.views import Row
 from hqltui.ui.widgets.ranklist import RankList
 from producer.terminal import shown
 
 RANK_W, SCORE_W, BADGE_W = 3, 8, 5
-
-
-@dataclass(frozen=True)
-class Row:
-    rank: int
-    name: str
-    score: str
-    badges: Text
 
 
 class RankingColumn(Vertical):

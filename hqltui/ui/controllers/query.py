@@ -1,0 +1,84 @@
+"""The query worker: one exclusive thread worker per keystroke burst (debounced).
+
+Each request carries a generation number; the app shows an answer only when it is
+newer than the one on screen (``hqltui.ui.state.with_answer``), so a slow old answer
+never replaces a new one. The first query the index does not hold may load a model:
+the lexical column is posted first, the semantic one says so until it is ready.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from hqltui.ui.messages import AnswerReady
+from hqltui.ui.state import PartialAnswer
+
+if TYPE_CHECKING:
+    from textual.app import App
+    from textual.timer import Timer
+
+    from hqltui.core.session import Answer, Session
+
+Started = Callable[[int, str, bool], None]  # (generation, text, submitted)
+
+
+class QueryController:
+    def __init__(self, app: App[Any], debounce: float, started: Started) -> None:
+        self.app = app
+        self.debounce = debounce
+        self.started = started  # told of every query started (the engine row asks too)
+        self.generation = 0
+        self.live_checked = False  # a live query vector was tried: no more partial answers
+        self._timer: Timer | None = None
+
+    def later(self, start: Callable[[], None]) -> None:
+        """``start`` after the debounce, unless another keystroke comes first."""
+        self.cancel()
+        self._timer = self.app.set_timer(self.debounce, start)
+
+    def cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = None
+
+    def start(self, session: Session | None, text: str, arm: str, submitted: bool) -> None:
+        self._timer = None
+        if session is None:
+            return
+        self.generation += 1
+        generation = self.generation
+        self.started(generation, text, submitted)
+        if not text.strip():
+            self.app.post_message(AnswerReady(generation, text, arm, None))
+            return
+        self.app.run_worker(
+            partial(self._answer, session, generation, text, arm, submitted),
+            name=f"query {generation}",
+            description=f"query {generation}",  # never repr() the session: it is large
+            group="query",
+            exclusive=True,
+            thread=True,
+            exit_on_error=False,
+        )
+
+    def _answer(self, session: Session, generation: int, text: str, arm: str,
+                submitted: bool) -> None:
+        """Runs in a thread."""
+        if not self.live_checked and session.needs_live_vector(text):
+            lexical = session.rank(text, arm)
+            self.app.post_message(
+                AnswerReady(generation, text, arm, PartialAnswer(text, lexical), partial=True))
+        answer = session.query(text, lexical=arm, live=submitted)
+        self.app.post_message(AnswerReady(generation, text, arm, answer))
+
+    def answered(self, answer: Answer | PartialAnswer | None, partial: bool) -> None:
+        """A complete answer that tried a live vector (or refused semantic) ends the
+        partial answers: the model is loaded, or will not be."""
+        if partial or answer is None or answer.semantic is None:
+            return
+        retrieval = answer.semantic.retrieval
+        source = retrieval.query_vector_source if retrieval is not None else None
+        if (source is not None and source.startswith("live:")) or not answer.semantic.ok:
+            self.live_checked = True

@@ -1,0 +1,137 @@
+"""Loading the vault, and watching it for changes.
+
+* ``session`` group: load or reload the vault and its index (the core, numpy and
+  the index are imported there, never at start-up);
+* ``watch`` group: a cheap stat of the vault's files every few seconds, which
+  posts ``VaultChanged`` when something changed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import datetime
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual.worker import Worker, get_current_worker
+
+from hqltui.ui.messages import SessionFailed, SessionLoaded, VaultChanged
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from hqltui.core.history import History
+    from hqltui.core.session import Session
+
+SessionFactory = Callable[[Path], "Session"]
+# How often a session-load worker checks whether the app is quitting.
+LOAD_POLL_SECONDS = 0.05
+
+
+class SessionController:
+    def __init__(self, app: App[Any], vault: Path, clock: Callable[[], datetime],
+                 factory: SessionFactory | None, history_file: Path | None) -> None:
+        self.app = app
+        self.vault = vault
+        self.clock = clock
+        self.factory = factory
+        self.history_file = history_file
+        self.history: History | None = None
+        self.signature: object = None
+        self._checking: Worker[None] | None = None
+
+    def _run(self, work: Callable[[], None], group: str, name: str) -> Worker[None]:
+        return self.app.run_worker(work, name=name, group=group, exclusive=True, thread=True,
+                                   exit_on_error=False)
+
+    # ------------------------------------------------------------------ loading
+
+    def load(self, reason: str) -> None:
+        self._run(partial(self._load, reason), "session", f"load ({reason})")
+
+    def _load(self, reason: str) -> None:
+        try:
+            session = self._read()
+            if session is None:
+                return  # quitting, or a newer load replaced this one
+            if self.history is None:
+                from hqltui.core.history import History
+
+                history = History(self.history_file)
+                history.load()
+                self.history = history
+        except (OSError, ValueError) as exc:
+            self.app.post_message(SessionFailed(str(exc)))
+            return
+        self.app.post_message(SessionLoaded(session, reason))
+
+    def remember(self, text: str) -> bool:
+        """Add a submitted query to the history (False while none is loaded)."""
+        if self.history is None:
+            return False
+        self.history.add(text)
+        return True
+
+    def _read(self) -> Session | None:
+        """Load the session in a daemon thread, and give up waiting for it once this
+        worker is cancelled: a quit must not wait for a long load (the pool thread
+        of a worker is joined at exit; a daemon thread is not)."""
+        worker = get_current_worker()
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def load() -> None:
+            try:
+                if self.factory is not None:
+                    box["session"] = self.factory(self.vault)
+                else:
+                    from hqltui.core.session import Session
+
+                    box["session"] = Session.load(self.vault, clock=self.clock)
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the worker below
+                box["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=load, name="session-load", daemon=True).start()
+        while not done.wait(LOAD_POLL_SECONDS):
+            if worker.is_cancelled:
+                return None
+        if "error" in box:
+            raise box["error"]
+        session: Session = box["session"]
+        return session
+
+    # -------------------------------------------------------------------- watch
+
+    def baseline(self, index: str | None) -> None:
+        """Remember the vault's files (and the index file) as they are now."""
+        self.signature = None
+        self._run(partial(self._baseline, index), "watch", "watch baseline")
+
+    def _baseline(self, index: str | None) -> None:
+        from hqltui.core.watch import signature
+
+        self.signature = signature(self.vault, [index] if index else [])
+
+    def check(self, index: str | None) -> None:
+        """Look for a change now (after the editor returns, or a poll)."""
+        self._checking = self._run(partial(self._check, index), "watch", "watch check")
+
+    def poll(self, index: str | None) -> None:
+        """The periodic look; none while the last one still walks the vault (a slow disk
+        or a busy machine), so polls never pile up or cancel each other."""
+        if self.signature is not None and (self._checking is None
+                                           or self._checking.is_finished):
+            self.check(index)
+
+    def _check(self, index: str | None) -> None:
+        from hqltui.core.watch import signature
+
+        before = self.signature
+        now = signature(self.vault, [index] if index else [])
+        if before is not None and now != before and not get_current_worker().is_cancelled:
+            self.signature = now
+            self.app.post_message(VaultChanged())

@@ -1,0 +1,169 @@
+"""The app's keys: its binding tables, the user's keymap file, and the hints drawn from them.
+
+Every binding of the app has an id (``jobs.build``, ``app.warnings``, …). A per-user
+keymap file maps ids to keys and is applied with Textual's ``App.set_keymap``:
+
+    # $XDG_CONFIG_HOME/hql-tui/keymap.toml (else ~/.config/hql-tui/keymap.toml;
+    # $HQL_TUI_KEYMAP names another file)
+    "jobs.build" = "ctrl+b"
+    "app.warnings" = "ctrl+o,f6"
+
+A file that cannot be used (not TOML, an id the app does not have, a value that is
+not a key) gives one notice and changes nothing: the default keys stay.
+
+Text on screen never writes a key's name itself: it asks ``Keys.hint(id)``, which
+answers with the key the active keymap gives that binding (F1 help, the footer, the
+status line, the column titles, the palette and the notices all follow a remap).
+A few keys belong to Textual's own widgets and cannot be remapped (the command
+palette, tab, Enter in the query); their hints come from those bindings too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from textual.app import App
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Input
+
+ENV = "HQL_TUI_KEYMAP"
+
+APP_BINDINGS = [
+    Binding("ctrl+q", "quit", "quit", priority=True, id="app.quit"),
+    Binding("f1", "help", "help", id="app.help"),
+    Binding("question_mark", "help", "help", show=False, id="app.help-key"),
+    Binding("f2", "toggle_lexical", "lexical", tooltip="switch bm25 / hashbag", id="app.lexical"),
+    Binding("f3", "open_card", "open", tooltip="open card", id="app.open-card"),
+    Binding("f4", "edit_card", "edit", id="app.edit-card"),
+    Binding("f5", "reload", "reload", id="app.reload"),
+    Binding("f6", "show_warnings", "warnings", id="app.warnings"),
+]
+JOB_BINDINGS = [
+    Binding("f7", "build_index", "build", tooltip="build index", id="jobs.build"),
+    Binding("f8", "verify_index", "verify", tooltip="verify index", id="jobs.verify"),
+    Binding("f10", "toggle_jobs", "jobs", show=False, tooltip="jobs panel", id="jobs.panel"),
+    Binding("ctrl+g", "cancel_jobs", "cancel", tooltip="cancel job", id="jobs.cancel"),
+]
+ENGINE_BINDINGS = [
+    Binding("f9", "toggle_engine", "engine", id="app.engine-view"),
+    Binding("f11", "engine_sync", "engine sync", show=False, id="app.engine-sync"),
+    Binding("f12", "engine_verify", "engine verify", show=False, id="app.engine-verify"),
+]
+BINDINGS = [*APP_BINDINGS, *JOB_BINDINGS, *ENGINE_BINDINGS]  # the app's, in footer order
+
+# Keys of Textual's own bindings (no id, so not remappable), named for ``Keys.hint``.
+FIXED = {
+    "textual.palette": App.COMMAND_PALETTE_BINDING,
+    "textual.focus-next": next(b.key for b in Screen.BINDINGS
+                               if isinstance(b, Binding) and b.action == "app.focus_next"),
+    "textual.submit": next(b.key for b in Input.BINDINGS
+                           if isinstance(b, Binding) and b.action == "submit"),
+}
+_NAMES = {"question_mark": "?", "slash": "/", "escape": "esc", "enter": "Enter"}
+_MODIFIERS = {"ctrl", "shift", "alt", "meta", "super", "hyper"}
+
+
+def default_path() -> Path:
+    named = os.environ.get(ENV)
+    if named:
+        return Path(named)
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "hql-tui" / "keymap.toml"
+
+
+def show_key(key: str) -> str:
+    """A key as the screen writes it: ``F7``, ``ctrl+g``, ``Enter``, ``esc``, ``?``."""
+    *mods, name = key.strip().split("+")
+    name = _NAMES.get(name, name)
+    if re.fullmatch(r"f\d{1,2}", name):
+        name = name.upper()
+    return "+".join([*mods, name])
+
+
+@dataclass(frozen=True)
+class Keymap:
+    """The user's keymap (binding id → keys) and, when the file was refused, why."""
+
+    keys: Mapping[str, str]
+    notice: str | None = None
+
+
+def _flatten(table: Mapping[str, object], prefix: str = "") -> dict[str, object]:
+    # ``jobs.build = "x"`` (a dotted key) and ``"jobs.build" = "x"`` mean the same.
+    out: dict[str, object] = {}
+    for key, value in table.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flatten(value, f"{name}."))
+        else:
+            out[name] = value
+    return out
+
+
+def load_keymap(path: Path, known: Iterable[str]) -> Keymap:
+    """The keymap in ``path`` (none when the file is absent), or a notice and no keymap."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Keymap({})
+    except (OSError, UnicodeDecodeError) as exc:
+        return Keymap({}, f"{path}: cannot be read ({exc}); the default keys are kept")
+    try:
+        entries = _flatten(tomllib.loads(text))
+    except tomllib.TOMLDecodeError as exc:
+        return Keymap({}, f"{path}: not TOML ({exc}); the default keys are kept")
+    ids = set(known)
+    for name, value in entries.items():
+        if name not in ids:
+            return Keymap({}, f"{path}: no binding has the id {name!r} (help lists them); "
+                              "the default keys are kept")
+        keys = [k.strip() for k in value.split(",")] if isinstance(value, str) else []
+        if not keys or not all(_is_key(k) for k in keys):
+            return Keymap({}, f"{path}: {name} = {value!r} is not a key such as \"ctrl+b\" "
+                              "or \"f6,w\"; the default keys are kept")
+    return Keymap({name: str(value) for name, value in entries.items()})
+
+
+def _is_key(key: str) -> bool:
+    """``ctrl+b``, ``f6``, ``w``, ``?``: modifiers, then one character or a key's name."""
+    *mods, name = key.split("+") if len(key) > 1 else [key]
+    named = len(name) == 1 and not name.isspace() or re.fullmatch(r"[a-z0-9_]+", name)
+    return bool(named) and all(m in _MODIFIERS for m in mods)
+
+
+class Keys:
+    """The active key of every binding id, for hints; built from tables and a keymap."""
+
+    def __init__(self, tables: Iterable[Iterable[Binding]], keymap: Mapping[str, str]) -> None:
+        self.keymap = dict(keymap)
+        self._keys: dict[str, str] = dict(FIXED)
+        for table in tables:
+            for binding in table:
+                if binding.id:
+                    self._keys[binding.id] = self.keymap.get(binding.id, binding.key)
+
+    def key(self, binding_id: str) -> str:
+        """The first key bound to ``binding_id`` (as Textual names it)."""
+        return self._keys[binding_id].split(",")[0].strip()
+
+    def hint(self, binding_id: str) -> str:
+        """The first key bound to ``binding_id``, as the screen writes it."""
+        return show_key(self.key(binding_id))
+
+    def bound(self, bindings: Iterable[Binding]) -> list[Binding]:
+        """``bindings`` with the keys the keymap gives them (for the help table)."""
+        return [replace(b, key=self._keys.get(b.id, b.key)) if b.id else b for b in bindings]
+
+
+def user_keys(tables: list[list[Binding]], path: Path | None = None
+              ) -> tuple[Keys, str | None]:
+    """The keys of every binding in ``tables`` under the user's keymap file
+    (``default_path()`` unless ``path``), and the notice when the file was refused."""
+    keymap = load_keymap(path or default_path(), [b.id for t in tables for b in t if b.id])
+    return Keys(tables, keymap.keys), keymap.notice

@@ -1,0 +1,114 @@
+"""Every message of the app, in one place.
+
+Workers post these from their threads (a session loaded, an answer, an engine
+answer, a job's progress); widgets and controllers post them instead of calling
+into the app. The app's handlers (``hqltui.ui.app``) turn each into a new screen
+state and paint it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.message import Message
+
+if TYPE_CHECKING:
+    from hqltui.core.engine import EngineAnswer, VerifyReport
+    from hqltui.core.jobs import JobEvent
+    from hqltui.core.session import Answer, Session
+    from hqltui.ui.state import PartialAnswer
+
+
+class MainScreenReady(Message):
+    """The main screen's widgets exist: paint, then load."""
+
+
+class SessionLoaded(Message):
+    def __init__(self, session: Session, reason: str) -> None:
+        super().__init__()
+        self.session = session
+        self.reason = reason
+
+
+class SessionFailed(Message):
+    def __init__(self, message: str) -> None:
+        super().__init__()
+        self.message = message
+
+
+class VaultChanged(Message):
+    """A file of the vault (or its index) changed on disk."""
+
+
+class AnswerReady(Message):
+    """An answer for query ``generation``; ``partial`` while the model still loads."""
+
+    def __init__(self, generation: int, text: str, arm: str,
+                 answer: Answer | PartialAnswer | None,
+                 partial: bool = False) -> None:
+        super().__init__()
+        self.generation = generation
+        self.text = text
+        self.arm = arm
+        self.answer = answer
+        self.partial = partial
+
+
+class StatusChanged(Message):
+    """Something the header shows changed (a job, the engine's counts): paint it again."""
+
+
+class EngineAnswered(Message):
+    """The engine's answer for query ``generation``, with the local bm25 answer it is
+    compared with."""
+
+    def __init__(self, generation: int, text: str, answer: EngineAnswer,
+                 reference: Answer | None) -> None:
+        super().__init__()
+        self.generation = generation
+        self.text = text
+        self.answer = answer
+        self.reference = reference
+
+
+class EngineUnavailable(Message):
+    """The engine cannot answer: ``refusal`` (nothing sent) or ``failure`` (its message)."""
+
+    def __init__(self, generation: int, kind: str, message: str, fix: str | None) -> None:
+        super().__init__()
+        self.generation = generation
+        self.kind = kind
+        self.message = message
+        self.fix = fix
+
+
+class EngineChecked(Message):
+    """An engine verify finished: its report, or the line saying why there is none."""
+
+    def __init__(self, report: VerifyReport | None, kind: str = "", message: str = "",
+                 fix: str | None = None) -> None:
+        super().__init__()
+        self.report = report
+        self.kind = kind
+        self.message = message
+        self.fix = fix
+
+
+class JobUpdate(Message):
+    """The newest snapshot of one job (posted from any thread)."""
+
+    def __init__(self, event: JobEvent) -> None:
+        super().__init__()
+        self.event = event
+
+    def can_replace(self, message: Message) -> bool:
+        # Textual asks the queued message whether the next one supersedes it: a
+        # newer snapshot of the same job does, unless this one is the final one.
+        return (
+            isinstance(message, JobUpdate)
+            and message.event.job_id == self.event.job_id
+            and not self.event.finished
+        )
+
+
+EngineMessage = EngineAnswered | EngineUnavailable | EngineChecked

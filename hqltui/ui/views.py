@@ -1,0 +1,363 @@
+"""Pure views: a ``ScreenState`` (and the theme's palette, the active keys) to Rich text.
+
+Nothing here touches a widget, a worker or a file: the app asks these functions what
+to show and hands the result to its widgets, so each wording has one home and every
+key named on screen is the active binding's (``Keys.hint``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from hqltui.core import oneline
+from hqltui.ui import render
+from hqltui.ui.state import SLOTS, ScreenState
+from producer.terminal import shown, shown_body
+
+if TYPE_CHECKING:
+    from hqltui.core.ranking import Hit, Ranking, Refusal, Retrieval
+    from hqltui.ui.keys import Keys
+    from hqltui.ui.palette import Palette
+    from producer.vault import Card
+
+# The strip lists what blocks or skews a ranking first.
+WARNING_ORDER = {"error": 0, "arm": 1, "config": 1, "stale": 2, "absent": 3, "orphan": 4,
+                 "embedder": 5, "loader": 6, "link": 7}
+EMPTY = {"lexical": "no lexical match", "semantic": "no semantic match",
+         "hybrid": "no match in either arm"}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One ranked card as a column draws it: rank, name, score, badges."""
+
+    rank: int
+    name: str
+    score: str
+    badges: Text
+
+
+@dataclass(frozen=True)
+class Column:
+    """What one ranking column shows: rows, or one message of a ``kind``."""
+
+    rows: list[Row] | None = None
+    message: Text | None = None
+    kind: str = ""
+
+
+# --------------------------------------------------------------------- status line
+
+
+def loading_status(path: Path, p: Palette) -> Text:
+    return Text(f"{shown(path)} · loading vault…", style=p.muted)
+
+
+def failed_status(path: Path, message: str | None, p: Palette) -> Text:
+    return Text(f"{shown(path)} · cannot be opened: {shown(message)}", style=p.error)
+
+
+def status_line(state: ScreenState, p: Palette, keys: Keys, now: datetime) -> Text:
+    """Vault, card count, index state (counts, model, revision, age) or why there is none."""
+    session = state.session
+    if session is None:
+        return failed_status(state.vault_path, state.load_error, p)
+    name = shown(state.vault_path.name or str(state.vault_path))
+    out = Text.assemble((name, "bold"), " · ", render.plural(len(session.vault.cards), "card"))
+    summary = state.summary
+    out.append(" · ")
+    config_errors = getattr(session.config, "errors", {})
+    if summary is None or summary.state != "ok":
+        if "semantics" in config_errors:
+            out.append("index unusable", style=p.error)
+            out.append(" — hql.toml is refused, see warnings", style=p.muted)
+        elif summary is not None and summary.state == "refused":
+            out.append("index unusable", style=p.error)
+            out.append(" — see warnings", style=p.muted)
+        else:
+            out.append("no index", style=p.warning)
+            out.append(f" — build one: press {keys.hint('jobs.build')}", style=p.muted)
+        return out
+    counts = [("fresh", summary.fresh, p.success), ("stale", summary.stale, p.warning),
+              ("missing", summary.missing, p.error), ("orphan", summary.orphan, p.warning)]
+    out.append("index ")
+    for i, (label, count, style) in enumerate(counts):
+        if i:
+            out.append(" ")
+        out.append(f"{count} {label}", style=style if count and label != "fresh" else "")
+    out.append(" · ")
+    out.append(shown(render.short_model(summary.model)), style=p.primary)
+    out.append(f" {shown(render.short_revision(summary.revision))}")
+    out.append(f" · built {render.age(_parse_time(summary.built_at), now)} ago")
+    return out
+
+
+def _parse_time(value: object) -> datetime | None:
+    if value is None or isinstance(value, datetime):
+        return value
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+# ------------------------------------------------------------------------ columns
+
+
+def column_titles(state: ScreenState, p: Palette, keys: Keys) -> dict[str, Text]:
+    arm = state.shown_arm
+    return {
+        "lexical": Text.assemble(("lexical", "bold"), " · ", (arm, p.accent),
+                                 (f" · fused · {keys.hint('app.lexical')} switches", p.muted)),
+        "semantic": Text("semantic", style="bold"),
+        "hybrid": Text.assemble(("hybrid", "bold"), (f" · rrf of {arm} + semantic", p.muted)),
+    }
+
+
+def message_columns(text: str, style: str, kind: str) -> dict[str, Column]:
+    """The same message in every column (loading, no query yet, the vault is gone)."""
+    return {slot: Column(message=Text(text, style=style), kind=kind) for slot in SLOTS}
+
+
+def columns(state: ScreenState, p: Palette, keys: Keys) -> dict[str, Column]:
+    """Each column's rows with their badges, or its one message (waiting, refused, none)."""
+    if state.answer is None:
+        return message_columns("type a query to rank the cards", p.muted, "empty")
+    rankings = state.rankings()
+    lexical, semantic, hybrid = (rankings[s] for s in SLOTS)
+    in_lex = set(lexical.names()) if lexical is not None and lexical.ok else set()
+    in_sem = set(semantic.names()) if semantic is not None and semantic.ok else set()
+    if hybrid is not None and hybrid.ok:
+        for hit in hybrid.hits:
+            arms = hit.arms or {}
+            if arms.get(state.shown_arm) is not None:
+                in_lex.add(hit.card)
+            if arms.get("semantic") is not None:
+                in_sem.add(hit.card)
+    out: dict[str, Column] = {}
+    for slot, ranking in zip(SLOTS, (lexical, semantic, hybrid), strict=True):
+        if ranking is None:
+            wait = ("loading the model for a live query vector…" if slot == "semantic"
+                    else "waiting for the semantic arm…")
+            out[slot] = Column(message=Text(wait, style=p.muted), kind="busy")
+        else:
+            out[slot] = ranking_column(
+                ranking, EMPTY[slot], p, keys,
+                lambda hit: badges(hit.card, in_lex, in_sem, state.statuses, p))
+    return out
+
+
+def ranking_column(ranking: Ranking, empty: str, p: Palette, keys: Keys,
+                   marks: Callable[[Hit], Text]) -> Column:
+    """One ranking as rows (``marks(hit)`` gives a row's badges), its refusal, or ``empty``."""
+    if not ranking.ok and ranking.refusal is not None:
+        return Column(message=refusal(ranking.refusal, p, keys), kind="refusal")
+    if not ranking.hits:
+        return Column(message=Text(empty, style=p.warning), kind="none")
+    return Column(rows=[Row(hit.rank, hit.card, render.score(hit.score), marks(hit))
+                        for hit in ranking.hits])
+
+
+def badges(name: str, in_lex: set[str], in_sem: set[str], statuses: Mapping[str, str],
+           p: Palette) -> Text:
+    """``LS`` / ``L·`` / ``·S``: which arms rank the card; `` !`` stale, `` ×`` missing."""
+    out = Text()
+    if name in in_lex and name in in_sem:
+        out.append("LS", style=p.success)
+    elif name in in_lex:
+        out.append("L·", style=p.muted)
+    elif name in in_sem:
+        out.append("·S", style=p.muted)
+    else:
+        out.append("  ")
+    status = statuses.get(name, "")
+    if status == "stale":
+        out.append(" !", style=p.warning)
+    elif status == "missing":
+        out.append(" ×", style=p.error)
+    return out
+
+
+def refusal(refused: Refusal, p: Palette, keys: Keys) -> Text:
+    """Why an arm refused, and the fix (``live``: submit the query to embed it)."""
+    out = Text()
+    out.append("refused\n", style=p.error)
+    out.append(shown(refused.message))
+    if refused.fix == "live":
+        out.append("\n\nfix: ", style="bold")
+        out.append(f"press {keys.hint('textual.submit')} in the query to embed it with the "
+                   "http embedder", style=p.accent)
+    elif refused.fix:
+        out.append("\n\nfix: ", style="bold")
+        out.append(shown(refused.fix), style=p.accent)
+    return out
+
+
+# ----------------------------------------------------------------------- warnings
+
+
+def warnings_title(state: ScreenState, keys: Keys) -> str:
+    count = len(state.warnings()) if state.session is not None or state.load_error else 0
+    if not count:
+        return "warnings"
+    return f"warnings ({count}) · {keys.hint('app.warnings')} shows them in full"
+
+
+def warnings_text(state: ScreenState, p: Palette, one_line: bool) -> Text:
+    """Every warning, most severe first; ``one_line`` cuts each to the strip's width."""
+    found = sorted(state.warnings(), key=lambda w: WARNING_ORDER.get(w[0], 9))
+    out = Text(no_wrap=one_line, overflow="ellipsis" if one_line else "fold")
+    if not found:
+        out.append("none", style=p.muted)
+        return out
+    for i, (kind, message) in enumerate(found):
+        style = p.error if kind in ("error", "arm", "config") else p.warning
+        if i:
+            out.append("\n")
+        out.append(f"{kind}: ", style=style)
+        out.append(shown(oneline.one_line(message) if one_line else message))
+    return out
+
+
+# ------------------------------------------------------------------------- detail
+
+
+def detail_pane(state: ScreenState, p: Palette) -> RenderableType:
+    """The card pane: the selected card, a hint to select one, or nothing."""
+    if state.session is None:
+        return Text("")
+    if state.card(state.selected) is None:
+        return Text("select a card in a column or in the card list", style=p.muted)
+    return card_detail(state, str(state.selected), p, full=False)
+
+
+def card_header(card: Card, p: Palette) -> Text:
+    return Text.assemble((shown(card.title), "bold"), "  ",
+                         (f"{shown(card.name)} · {shown(card.path)}", p.muted))
+
+
+def card_detail(state: ScreenState, name: str, p: Palette, full: bool) -> RenderableType:
+    """Index status, ranks in every column, provenance, links, then the body marked."""
+    card = state.card(name)
+    assert card is not None and state.session is not None
+    vault = state.session.vault
+    head = Text()
+    if not full:
+        head.append(shown(card.title), style="bold")
+        head.append(f"  {shown(card.name)} · {shown(card.path)}", style=p.muted)
+        head.append("\n")
+    status = state.statuses.get(name, "")
+    head.append("index: ", style="bold")
+    if not status and state.summary is not None and state.summary.state == "refused":
+        head.append("index unusable (see warnings)", style=p.error)  # a file is there
+    else:
+        head.append(status or "no index",
+                    style={"stale": p.warning, "missing": p.error}.get(status, p.muted))
+    rankings = state.rankings()
+    _ranks(head, state, name, p)
+    if rankings:
+        head.append("\nprovenance:", style="bold")
+        for slot in SLOTS:
+            ranking = rankings.get(slot)
+            if ranking is not None and ranking.retrieval is not None:
+                head.append("\n  ")
+                head.append_text(provenance(ranking.retrieval, p))
+    outgoing = [link.target for link in card.links]
+    resolved = [t for t in outgoing if t in vault.by_name]
+    unresolved = [t for t in outgoing if t not in vault.by_name]
+    head.append("\nlinks → ", style="bold")
+    head.append(shown(", ".join(dict.fromkeys(resolved))) or "—")
+    head.append("\nbacklinks ← ", style="bold")
+    head.append(shown(", ".join(vault.backlinks(name))) or "—")
+    if unresolved:
+        head.append("\nunresolved: ", style=p.warning)
+        head.append(shown(", ".join(dict.fromkeys(oneline.link_target(t) for t in unresolved))))
+    terms = render.query_terms(state.answer_text) if state.answer is not None else set()
+    body = render.body_text(shown_body(card.body), terms, mark=p.mark, heading=p.heading)
+    return Group(head, Text("─" * 40, style=p.muted), body)
+
+
+def _ranks(head: Text, state: ScreenState, name: str, p: Palette) -> None:
+    """``ranks:`` the card's place in every column, and what hybrid fused it from."""
+    rankings = state.rankings()
+    head.append("\nranks: ", style="bold")
+    if not rankings:
+        head.append("no query", style=p.muted)
+    for i, slot in enumerate(SLOTS):
+        ranking = rankings.get(slot)
+        if ranking is None:
+            continue
+        if i:
+            head.append("  │  ", style=p.muted)
+        head.append(f"{state.shown_arm if slot == 'lexical' else slot} ", style=p.accent)
+        if not ranking.ok:
+            head.append("refused", style=p.error)
+            continue
+        found = ranking.hit(name)
+        if found is None:
+            head.append("—", style=p.muted)
+        else:
+            head.append(f"#{found.rank} {render.score(found.score)}")
+    hybrid = rankings.get("hybrid")
+    hit = hybrid.hit(name) if hybrid is not None and hybrid.ok else None
+    if hit is not None and hit.arms:
+        parts = [f"{arm} {'—' if s is None else f'#{s.rank} {render.score(s.score)}'}"
+                 for arm, s in hit.arms.items()]
+        head.append(f"\n       fused from {', '.join(parts)}", style=p.muted)
+
+
+def provenance(retrieval: Retrieval, p: Palette) -> Text:
+    """How one column was computed: model, revision, metric, exactness, query vector."""
+    out = Text()
+    out.append(f"{retrieval.arm}: ", style=p.accent)
+    if retrieval.fusion:
+        weights = ", ".join(f"{k} {v:g}" for k, v in (retrieval.weights or {}).items())
+        windows = ", ".join(f"{k} {v}" for k, v in (retrieval.windows or {}).items())
+        out.append(f"{retrieval.fusion} k={retrieval.k:g} · weights {weights} · "
+                   f"windows {windows}")
+        return out
+    out.append(shown(render.short_model(retrieval.model)))
+    out.append(f" {shown(render.short_revision(retrieval.revision))}")
+    out.append(f" · {retrieval.metric}")
+    out.append(" · approximate" if retrieval.approximate else " · exact")
+    if retrieval.query_vector_source and retrieval.arm == "semantic":
+        out.append(f" · query vector: {retrieval.query_vector_source}")
+    return out
+
+
+# -------------------------------------------------------------------------- hints
+
+
+def jobs_hint(keys: Keys) -> str:
+    """The empty jobs panel's line."""
+    h = keys.hint
+    return (f"no jobs yet · {h('jobs.build')} builds the index · {h('jobs.verify')} verifies "
+            f"it · {h('jobs.cancel')} cancels · {h('jobs.panel')} hides")
+
+
+def help_notes(keys: Keys) -> list[str]:
+    """The lines under F1's table."""
+    h = keys.hint
+    return [
+        "",
+        f"{h('textual.palette')} opens the command palette (lexical: bm25 | hashbag, "
+        "view: …, vault: reload).",
+        "Jobs: index: build / verify, jobs: cancel, view: jobs in the palette too; a build",
+        "runs hql-semantics in the background and reloads the vault when it succeeds.",
+        f"Keys with ctrl or F work while typing; {h('main.escape')} leaves the query so single "
+        "letters work.",
+        f"{h('rank.open')} on a column or card row opens the card; {h('textual.focus-next')} "
+        "moves between panes.",
+        "Badges: LS ranked by both arms · L· lexical only · ·S semantic only ·",
+        "! stale (text changed since the index was built) · × missing (no index row).",
+        f"Engine columns ({h('app.engine-view')}): ▲n / ▼n the engine ranks the card n places "
+        "higher / lower",
+        "than the local column, = the same, new: not in the local column; ! engine-stale.",
+    ]
