@@ -109,7 +109,9 @@ def run(args: argparse.Namespace) -> int:
 
     options = Options(on_event=_printer(args.json, args.quiet))
     try:
-        local = LocalCards.load(args.vault)
+        from hqltui.core.semantic import embed_local
+
+        local = LocalCards.load(args.vault, embed=embed_local)
         settings = settings_or_refuse(local)
         if args.action == "sync":
             report: Any = sync(local, settings, options)

@@ -95,7 +95,7 @@ from hqltui.core.ranking import (
     rank_indices,
     refine,
 )
-from hqltui.core.semantic import LiveEmbedders, query_vector, semantic_scores
+from hqltui.core.semantic import LiveEmbedders, embed_local, query_vector, semantic_scores
 from producer.config import Config, SearchConfig, load_config
 from producer.parse_cache import ParseCache
 from producer.vault import Card, Vault, load_vault
@@ -239,6 +239,9 @@ class Session:
         )
 
     # ------------------------------------------------------------------ facts
+
+    # How the engine client embeds a query with this session's model (see LocalCards).
+    embed_query = staticmethod(embed_local)
 
     @property
     def search(self) -> SearchConfig:

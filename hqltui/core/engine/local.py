@@ -8,6 +8,7 @@ sync must upload exactly the vectors a fresh build would hold.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,9 +33,13 @@ class LocalCards:
     index: SemanticIndex | None
     refusal: Refusal | None
     embedders: Any = None  # hqltui.core.semantic.LiveEmbedders, when the app shares its own
+    # How a query becomes a vector: (local, text, live) -> hqltui.core.semantic.QueryVector.
+    # Given by the caller, so the engine client itself never imports the model.
+    embed: Callable[[LocalCards, str, bool], Any] | None = None
 
     @classmethod
-    def load(cls, root: str | Path) -> LocalCards:
+    def load(cls, root: str | Path,
+             embed: Callable[[LocalCards, str, bool], Any] | None = None) -> LocalCards:
         root = Path(root)
         problem = vault_problem(root)
         if problem:
@@ -43,13 +48,13 @@ class LocalCards:
         config = load_config(root)
         opened = open_index(vault, config)
         if isinstance(opened, Refusal):
-            return cls(vault, config, None, opened)
-        return cls(vault, config, opened, None)
+            return cls(vault, config, None, opened, embed=embed)
+        return cls(vault, config, opened, None, embed=embed)
 
     @classmethod
     def from_session(cls, session: Any) -> LocalCards:
         return cls(session.vault, session.config, session.index, session.index_refusal,
-                   session.embedders)
+                   session.embedders, embed=session.embed_query)
 
     @property
     def names(self) -> list[str]:
