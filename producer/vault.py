@@ -67,6 +67,18 @@ class Parsed:
     links: tuple[Link, ...]
 
 
+class VaultWarning(str):
+    """A loader warning: its text, and its kind (``link`` for a relation whose endpoints do
+    not resolve, ``loader`` otherwise), so that no reader classifies it by its wording."""
+
+    kind: str
+
+    def __new__(cls, text: str, kind: str = "loader") -> VaultWarning:
+        made = super().__new__(cls, text)
+        made.kind = kind
+        return made
+
+
 @dataclass
 class Vault:
     root: Path
@@ -382,10 +394,11 @@ def _relations(cards: list[Card], by_name: dict[str, Card], warnings: list[str])
         ):
             found.append(Relation(card.name, source, target))
         else:
-            warnings.append(
+            warnings.append(VaultWarning(
                 f"{card.name}: declares knowledge.type: Relation but its endpoints do not "
-                "resolve; kept as a concept card"
-            )
+                "resolve; kept as a concept card",
+                "link",
+            ))
     return found
 
 

@@ -11,7 +11,7 @@ import argparse
 import json
 from typing import Any
 
-from hqltui.commands.common import Parser, positive_int, refuse, run_command
+from hqltui.commands.common import Parser, positive_int, refusal_lines, refuse, run_command
 from producer.terminal import shown
 
 MODES = ("hashbag", "bm25", "semantic", "hybrid", "all")
@@ -60,9 +60,7 @@ def render_text(arms: dict[str, Any], session: Any, out: list[str]) -> None:
         label = name if name != "hybrid" else f"hybrid ({_fused_lexical(ranking)} + semantic)"
         out.append(f"{label}  [{shown(_provenance(ranking))}]" if ranking.retrieval else label)
         if ranking.refusal is not None:
-            out.append(f"  refused: {shown(ranking.refusal.message)}")
-            if ranking.refusal.fix:
-                out.append(f"  fix: {shown(ranking.refusal.fix)}")
+            out.extend(refusal_lines(ranking.refusal))
         elif not ranking.hits:
             out.append(f"  no {'lexical' if name in ('bm25', 'hashbag') else name} match")
         else:
@@ -93,8 +91,9 @@ def _fused_lexical(ranking: Any) -> str:
 
 def _all_warnings(arms: dict[str, Any], session: Any) -> list[Any]:
     """Session warnings, then any arm warning not already among them, each once."""
-    every = [*session.warnings, *(w for r in arms.values() for w in r.warnings)]
-    return list(dict.fromkeys(every))  # Warning is frozen: hashable, ordered, linear
+    from hqltui.core.ranking import merge_warnings
+
+    return list(merge_warnings(session.warnings, *(r.warnings for r in arms.values())))
 
 
 def run(args: argparse.Namespace) -> int:

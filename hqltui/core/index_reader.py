@@ -51,6 +51,7 @@ from producer.index import (
 )
 from producer.index import unpack as unpack_vectors
 from producer.vault import Vault
+from producer.wording import listed
 
 BUILD = "hql-semantics build"
 
@@ -167,12 +168,11 @@ class SemanticIndex:
         n = len(self.orphan_names)
         if n:
             noun = "1 index row names a card" if n == 1 else f"{n} index rows name cards"
-            shown = ", ".join(f"`{x}`" for x in self.orphan_names[:5])
-            more = f" and {n - 5} more" if n > 5 else ""
             out.append(
                 Warning(
                     "orphan",
-                    f"{noun} no longer in the vault: {shown}{more} (rebuild: {BUILD})",
+                    f"{noun} no longer in the vault: {listed(self.orphan_names)} "
+                    f"(rebuild: {BUILD})",
                     self.orphan_names,
                 )
             )

@@ -298,8 +298,7 @@ class Session:
         if self.vault.notice:
             out.append(Warning("loader", self.vault.notice))
         for message in self.vault.warnings:
-            kind = "link" if "Relation" in message and "resolve" in message else "loader"
-            out.append(Warning(kind, message))
+            out.append(Warning(getattr(message, "kind", "loader"), str(message)))
         for table, message in sorted(self.config.errors.items()):
             if self.config.file_error:
                 break  # the whole file is broken: one message, below

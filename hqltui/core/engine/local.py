@@ -18,12 +18,7 @@ from hqltui.core.index_reader import SemanticIndex, build_command, open_index
 from hqltui.core.ranking import Refusal
 from producer.config import Config, load_config
 from producer.vault import Vault, load_vault, vault_problem
-
-
-def _names(names: tuple[str, ...] | list[str], shown: int = 8) -> str:
-    head = ", ".join(f"`{n}`" for n in names[:shown])
-    more = f" and {len(names) - shown} more" if len(names) > shown else ""
-    return head + more
+from producer.wording import listed
 
 
 @dataclass
@@ -80,13 +75,13 @@ class LocalCards:
         if ix.missing_names:
             raise EngineRefused(Refusal(
                 f"{len(ix.missing_names)} card(s) have no vector in the local index "
-                f"({_names(ix.missing_names)}); build it before syncing",
+                f"({listed(ix.missing_names)}); build it before syncing",
                 fix,
             ))
         if ix.stale_names:
             raise EngineRefused(Refusal(
                 f"{len(ix.stale_names)} card(s) changed since the local index was built "
-                f"({_names(ix.stale_names)}); build it before syncing",
+                f"({listed(ix.stale_names)}); build it before syncing",
                 fix,
             ))
         return ix
