@@ -65,11 +65,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from hqltui.core.oneline import REASON_CHARS, one_line
-from producer.config import LEXICAL_ARMS  # the one list: what [search] lexical accepts
 
 __all__ = [
-    "ARMS",
-    "LEXICAL_ARMS",
     "WARNING_KINDS",
     "ArmScore",
     "arm_failure",
@@ -85,7 +82,6 @@ __all__ = [
     "refine",
 ]
 
-ARMS = ("hashbag", "bm25", "semantic", "hybrid")
 WARNING_KINDS = ("stale", "absent", "orphan", "loader", "config", "link", "embedder", "arm")
 
 
