@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from typing import Any
 from hqltui.commands.common import Parser, refuse, run_command
 from hqltui.core.arms import ARMS, HYBRID, LEXICAL_ARMS
 from producer.terminal import shown, shown_lines
+from producer.tomlfile import TomlFileError, read_toml
 
 DEPTH = 10
 
@@ -47,15 +47,11 @@ class LabelledQuery:
 
 def read_queries(path: Path) -> list[LabelledQuery]:
     try:
-        data = tomllib.loads(path.read_bytes().decode("utf-8"))
+        data = read_toml(path)
     except FileNotFoundError:
         raise QueriesError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise QueriesError(f"{path}: cannot be read: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise QueriesError(f"{path}: is not UTF-8 (invalid byte at offset {exc.start})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise QueriesError(f"{path}: is not valid TOML: {exc}") from None
+    except TomlFileError as exc:
+        raise QueriesError(str(exc)) from None
     raw = data.get("query")
     if not isinstance(raw, list) or not raw:
         raise QueriesError(f"{path}: needs [[query]] tables, each with `text` and `relevant`")

@@ -73,6 +73,8 @@ import numpy as np
 
 from hqltui.core import arms
 from hqltui.core.arms import ARMS, HYBRID, LEXICAL_ARMS, SEMANTIC_ARMS
+from hqltui.core.config import AppConfig as Config
+from hqltui.core.config import SearchConfig, load_config
 from hqltui.core.hybrid import ArmScores
 from hqltui.core.index_reader import SemanticIndex, open_index
 from hqltui.core.lexical import TermCounts
@@ -88,7 +90,6 @@ from hqltui.core.ranking import (
     rank_indices,
 )
 from hqltui.core.semantic import LiveEmbedders, embed_local, query_vector, semantic_scores
-from producer.config import Config, SearchConfig, load_config
 from producer.parse_cache import ParseCache
 from producer.vault import Card, Vault, load_vault
 

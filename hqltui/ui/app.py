@@ -40,6 +40,7 @@ from textual.reactive import reactive
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from hqltui.core import oneline
+from hqltui.core.arms import LEXICAL_ARMS
 from hqltui.ui import render
 from hqltui.ui.commands import HqlCommands
 from hqltui.ui.jobs import JOB_BINDINGS, JobsMixin
@@ -54,7 +55,6 @@ from hqltui.ui.widgets.engine import EngineRow
 from hqltui.ui.widgets.panes import CardDetail, StatusLine, WarningsStrip
 from hqltui.ui.widgets.query import QueryInput
 from hqltui.ui.widgets.ranking import RankingColumn, Row
-from producer.config import LEXICAL_ARMS
 from producer.terminal import shown, shown_body
 
 READY_ENV = "HQL_TUI_READY_FILE"

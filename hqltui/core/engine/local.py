@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hqltui.core.config import AppConfig as Config
+from hqltui.core.config import load_config
 from hqltui.core.engine.errors import EngineRefused
 from hqltui.core.index_reader import SemanticIndex, build_command, open_index
 from hqltui.core.ranking import Refusal
-from producer.config import Config, load_config
 from producer.vault import Vault, load_vault, vault_problem
 from producer.wording import listed
 
