@@ -152,9 +152,11 @@ def vector_norm(blob: bytes) -> float:
     return float(math.sqrt(float(v @ v)))
 
 
-def is_unit(blob: bytes, tolerance: float = UNIT_TOLERANCE) -> bool:
-    n = vector_norm(blob)
-    return math.isfinite(n) and abs(n - 1.0) <= tolerance
+def is_unit(blob: bytes) -> bool:
+    """Finite and of unit length, by the one rule (``index_checks.unit_rows``)."""
+    from producer.index_checks import unit_blobs
+
+    return len(blob) % 4 == 0 and bool(unit_blobs([blob], len(blob) // 4)[0])
 
 
 def same_vault(recorded: str, root: str | os.PathLike[str]) -> bool:
@@ -344,17 +346,19 @@ def sql_value(value: object) -> str:
     return str(value)
 
 
-def _blob(path: str | os.PathLike[str], label: str, value: object) -> bytes:
+def _blob(path: str | os.PathLike[str], name: str, value: object, query: bool) -> bytes:
     if not isinstance(value, bytes):
-        found = {type(None): "NULL", int: "an integer", float: "a number", str: "text"}.get(
-            type(value), "another value"
-        )
-        raise StoreError(f"{path}: {label} holds no vector blob (found {found})")
+        from producer.index_checks import width_problem
+
+        problem = width_problem(name, value, 0, query=query)
+        assert problem is not None
+        raise StoreError(f"{path}: {problem.message}")
     return value
 
 
 def read_index(path: str | os.PathLike[str]) -> IndexContents:
-    """Every row of an index, raw: no checks on vectors (``verify`` makes those).
+    """Every row of an index, raw: no checks on vectors (``verify`` makes those, with
+    ``index_checks``; the schema and the model count are checked here, by it too).
 
     Raises ``StoreError`` when the file is not a readable schema-1 index.
     Cards come ordered by name, queries by text.
@@ -371,12 +375,11 @@ def read_index(path: str | os.PathLike[str]) -> IndexContents:
             raise StoreError(f"{path}: the index has no readable metadata: {exc}") from None
         if mrow is None:
             raise StoreError(f"{path}: the index has no readable metadata: index_meta is empty")
-        if mrow[0] != SCHEMA_VERSION:
-            raise UnknownSchema(
-                f"{path}: unknown index schema: {sql_value(mrow[0])}, and this tool knows "
-                f"{SCHEMA_VERSION}",
-                mrow[0],
-            )
+        from producer.index_checks import model_count_problem, schema_problem
+
+        problem = schema_problem(mrow[0])
+        if problem:
+            raise UnknownSchema(f"{path}: {problem.message}", mrow[0])
         meta = MetaRow(
             schema_version=mrow[0], vault=mrow[1], built_at=mrow[2], tool_version=mrow[3]
         )
@@ -388,18 +391,19 @@ def read_index(path: str | os.PathLike[str]) -> IndexContents:
             if is_busy(exc):
                 raise busy_error(path) from None
             raise StoreError(f"{path}: the index names no model: {exc}") from None
-        if len(rows) != 1:
-            raise StoreError(f"{path}: the index names {len(rows)} models, not one")
+        problem = model_count_problem(len(rows))
+        if problem:
+            raise StoreError(f"{path}: {problem.message}")
         model = ModelRow(*rows[0])
         try:
             cards = [
-                CardRow(n, p, h, _blob(path, f"`{n}`", e))
+                CardRow(n, p, h, _blob(path, n, e, False))
                 for n, p, h, e in conn.execute(
                     "SELECT name, path, content_hash, embedding FROM card ORDER BY name"
                 )
             ]
             queries = [
-                QueryRow(t, _blob(path, f"query {t!r}", e))
+                QueryRow(t, _blob(path, t, e, True))
                 for t, e in conn.execute("SELECT text, embedding FROM query ORDER BY text")
             ]
         except sqlite3.Error as exc:
@@ -463,18 +467,15 @@ def write_index(target: str | os.PathLike[str], contents: IndexContents) -> None
     target = Path(target)
     model = contents.model
     d = model.dimensions
-    if not (isinstance(d, int) and 0 < d <= MAX_DIMENSIONS):
-        raise StoreError(f"the model declares {d} dimensions; 1..{MAX_DIMENSIONS} are allowed")
-    for label, blob in [(f"card `{c.name}`", c.embedding) for c in contents.cards] + [
-        (f"query {q.text!r}", q.embedding) for q in contents.queries
-    ]:
-        if len(blob) != d * 4:
-            raise StoreError(f"{label}: {len(blob) // 4} dimensions where the model declares {d}")
-        if not is_unit(blob):
-            raise StoreError(
-                f"{label}: its length is {vector_norm(blob):.6f}, and scoring is a dot "
-                "product, which is cosine only at length 1"
-            )
+    from producer.index_checks import content_problems, model_problems
+
+    header = model_problems(d, model.metric, model.normalized)
+    if header:
+        raise StoreError(header[0].message)
+    problems = content_problems([(c.name, c.embedding) for c in contents.cards],
+                                [(q.text, q.embedding) for q in contents.queries], d)
+    if problems:  # the first one: a build writes no index it would itself refuse
+        raise StoreError(problems[0].message)
     cards = sorted(contents.cards, key=lambda c: c.name)
     queries = sorted(contents.queries, key=lambda q: q.text)
 
