@@ -1,4 +1,4 @@
-"""hql.toml (SPEC §4): the tables we own, one test per refusal."""
+"""hql.toml: the tables we own, one test per refusal."""
 
 from __future__ import annotations
 
