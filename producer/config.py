@@ -170,6 +170,20 @@ def no_literal_key(data: dict[str, Any], where: str, suggestion: str) -> None:
         )
 
 
+def open_table(
+    table: Any, file: Path, name: str, accepted: tuple[str, ...], key_variable: str | None = None
+) -> str:
+    """The checks every owned table starts with: a table, no literal key (when the table
+    names a key variable), no unknown key. Returns the table's label for messages."""
+    where = table_label(file, name)
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where} is not a table")
+    if key_variable is not None:
+        no_literal_key(table, where, key_variable)
+    known_keys(table, accepted, where)
+    return where
+
+
 def check_index_path(root: Path, named: str, file: Path) -> str:
     """Refuse an index path that is absolute, climbs out, or escapes through a symlink."""
     where = table_label(file, "semantics")
@@ -206,12 +220,8 @@ def _semantics(root: Path, table: Any, file: Path) -> str | None:
 
 
 def _embedder(table: Any, file: Path) -> EmbedderConfig:
-    where = table_label(file, "semantics.embedder")
-    if not isinstance(table, dict):
-        raise ConfigError(f"{where} is not a table")
-    no_literal_key(table, where, "OPENAI_API_KEY")
     accepted = tuple(f.name for f in fields(EmbedderConfig))
-    known_keys(table, accepted, where)
+    where = open_table(table, file, "semantics.embedder", accepted, "OPENAI_API_KEY")
     values = {k: string_value(table, k, where) for k in accepted if k != "dimensions"}
     if values["precision"] is not None and values["precision"] not in PRECISIONS:
         raise ConfigError(

@@ -30,7 +30,8 @@ import sqlite3
 import stat
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -356,6 +357,17 @@ def _blob(path: str | os.PathLike[str], name: str, value: object, query: bool) -
     return value
 
 
+@contextmanager
+def _reading(path: str | os.PathLike[str], failure: str) -> Iterator[None]:
+    """An SQLite error while reading: the lock holder when busy, else ``failure: error``."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        if is_busy(exc):
+            raise busy_error(path) from None
+        raise StoreError(f"{path}: {failure}: {exc}") from None
+
+
 def read_index(path: str | os.PathLike[str]) -> IndexContents:
     """Every row of an index, raw: no checks on vectors (``verify`` makes those, with
     ``index_checks``; the schema and the model count are checked here, by it too).
@@ -365,14 +377,10 @@ def read_index(path: str | os.PathLike[str]) -> IndexContents:
     """
     conn = connect_readonly(path)
     try:
-        try:
+        with _reading(path, "the index has no readable metadata"):
             mrow = conn.execute(
                 "SELECT schema_version, vault, built_at, tool_version FROM index_meta"
             ).fetchone()
-        except sqlite3.Error as exc:
-            if is_busy(exc):
-                raise busy_error(path) from None
-            raise StoreError(f"{path}: the index has no readable metadata: {exc}") from None
         if mrow is None:
             raise StoreError(f"{path}: the index has no readable metadata: index_meta is empty")
         from producer.index_checks import model_count_problem, schema_problem
@@ -383,19 +391,15 @@ def read_index(path: str | os.PathLike[str]) -> IndexContents:
         meta = MetaRow(
             schema_version=mrow[0], vault=mrow[1], built_at=mrow[2], tool_version=mrow[3]
         )
-        try:
+        with _reading(path, "the index names no model"):
             rows = conn.execute(
                 "SELECT id, revision, dimensions, metric, normalized FROM model"
             ).fetchall()
-        except sqlite3.Error as exc:
-            if is_busy(exc):
-                raise busy_error(path) from None
-            raise StoreError(f"{path}: the index names no model: {exc}") from None
         problem = model_count_problem(len(rows))
         if problem:
             raise StoreError(f"{path}: {problem.message}")
         model = ModelRow(*rows[0])
-        try:
+        with _reading(path, "the index cannot be walked"):
             cards = [
                 CardRow(n, p, h, _blob(path, n, e, False))
                 for n, p, h, e in conn.execute(
@@ -406,10 +410,6 @@ def read_index(path: str | os.PathLike[str]) -> IndexContents:
                 QueryRow(t, _blob(path, t, e, True))
                 for t, e in conn.execute("SELECT text, embedding FROM query ORDER BY text")
             ]
-        except sqlite3.Error as exc:
-            if is_busy(exc):
-                raise busy_error(path) from None
-            raise StoreError(f"{path}: the index cannot be walked: {exc}") from None
         return IndexContents(model=model, meta=meta, cards=cards, queries=queries)
     finally:
         conn.close()

@@ -20,11 +20,10 @@ from producer.config import (
     Config,
     ConfigError,
     known_keys,
-    no_literal_key,
     number_value,
+    open_table,
     positive_int,
     string_value,
-    table_label,
 )
 from producer.config import load_config as load_file
 
@@ -65,12 +64,8 @@ class AppConfig(Config):
 
 
 def engine_table(table: Any, file: Path) -> EngineConfig:
-    where = table_label(file, "engine")
-    if not isinstance(table, dict):
-        raise ConfigError(f"{where} is not a table")
-    no_literal_key(table, where, "HOTDATA_API_KEY")
     accepted = tuple(f.name for f in fields(EngineConfig))
-    known_keys(table, accepted, where)
+    where = open_table(table, file, "engine", accepted, "HOTDATA_API_KEY")
     values = {k: string_value(table, k, where) for k in accepted}
     config = EngineConfig(**{k: v for k, v in values.items() if v is not None})
     if config.provider not in ENGINE_PROVIDERS:
@@ -82,11 +77,7 @@ def engine_table(table: Any, file: Path) -> EngineConfig:
 
 
 def search_table(table: Any, file: Path) -> SearchConfig:
-    where = table_label(file, "search")
-    if not isinstance(table, dict):
-        raise ConfigError(f"{where} is not a table")
-    accepted = tuple(f.name for f in fields(SearchConfig))
-    known_keys(table, accepted, where)
+    where = open_table(table, file, "search", tuple(f.name for f in fields(SearchConfig)))
     default = SearchConfig()
     lexical = string_value(table, "lexical", where) or default.lexical
     if lexical not in LEXICAL_ARMS:
