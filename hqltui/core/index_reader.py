@@ -138,17 +138,11 @@ class SemanticIndex:
             )
             for name in self.stale_names
         ]
-        n = len(self.missing_names)
-        if n:
-            noun = "1 card is" if n == 1 else f"{n} cards are"
-            out.append(
-                Warning(
-                    "absent",
-                    f"{noun} absent from the index, so left out of the semantic ranking "
-                    f"(rebuild: {BUILD})",
-                    self.missing_names,
-                )
-            )
+        if self.missing_names:
+            out.append(_counted(
+                "absent", self.missing_names, ("1 card is", "{n} cards are"),
+                "absent from the index, so left out of the semantic ranking",
+            ))
         left_out = f"so it is left out of semantic and hybrid (rebuild: {BUILD})"
         for name in self.invalid_names:
             out.append(Warning("index", f"{not_unit_problem(name).message}, {left_out}", (name,)))
@@ -165,18 +159,19 @@ class SemanticIndex:
                 f"{not_unit_problem(text, query=True).message}, so it is not used "
                 f"(rebuild: {BUILD})",
             ))
-        n = len(self.orphan_names)
-        if n:
-            noun = "1 index row names a card" if n == 1 else f"{n} index rows name cards"
-            out.append(
-                Warning(
-                    "orphan",
-                    f"{noun} no longer in the vault: {listed(self.orphan_names)} "
-                    f"(rebuild: {BUILD})",
-                    self.orphan_names,
-                )
-            )
+        if self.orphan_names:
+            out.append(_counted(
+                "orphan", self.orphan_names,
+                ("1 index row names a card", "{n} index rows name cards"),
+                f"no longer in the vault: {listed(self.orphan_names)}",
+            ))
         return tuple(out)
+
+
+def _counted(kind: str, names: tuple[str, ...], nouns: tuple[str, str], rest: str) -> Warning:
+    """One warning for many cards: "1 card is …" / "3 cards are …", then the rebuild."""
+    noun = nouns[0] if len(names) == 1 else nouns[1].format(n=len(names))
+    return Warning(kind, f"{noun} {rest} (rebuild: {BUILD})", names)
 
 
 def open_index(vault: Vault, config: Config) -> SemanticIndex | Refusal:
