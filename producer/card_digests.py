@@ -87,9 +87,9 @@ class DigestCache:
         self.entries = load_entries(self.file, FORMAT)
 
     @staticmethod
-    def stamp(file: Path) -> tuple[int, int] | None:
+    def stamp(file: str) -> tuple[int, int] | None:
         try:
-            st = file.stat()
+            st = os.stat(file)
         except OSError:
             return None
         return st.st_size, st.st_mtime_ns
@@ -141,11 +141,12 @@ def digest_vault(root: str | os.PathLike[str], cache: DigestCache | None = None)
         raise NotADirectoryError(problem)
     paths, warnings = discover(root)
     names = assign_names(paths)
+    base = os.fspath(root)
     cards: list[CardDigest] = []
     declared: list[tuple[str, tuple[object, object]]] = []
     for rel in paths:
         key, name = rel.as_posix(), names[rel]
-        stamp = DigestCache.stamp(root / rel) if cache else None
+        stamp = DigestCache.stamp(os.path.join(base, key)) if cache else None
         entry = cache.get(key, stamp, name) if cache else None
         if entry is None:
             # Stamped before reading: an edit while reading is read again next time.
