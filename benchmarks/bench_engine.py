@@ -35,6 +35,7 @@ def main() -> None:
     import hotdata
 
     from hqltui.core.engine import LocalCards, Options, build, search, settings_or_refuse, sync
+    from hqltui.core.semantic import embed_local
     from tests.fake_hotdata import FakeHotdata
     from tests.fake_hotdata.testing import create_database
 
@@ -56,7 +57,7 @@ def main() -> None:
                    "HOTDATA_API_URL": fake.url}
             options = Options(poll_interval=0.02)
             start = time.perf_counter()
-            local = LocalCards.load(root)
+            local = LocalCards.load(root, embed=embed_local)
             settings = settings_or_refuse(local, env)
             load_s = time.perf_counter() - start
             start = time.perf_counter()

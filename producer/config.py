@@ -1,5 +1,8 @@
-"""``hql.toml``: the tables this project owns, and every refusal by name.
+"""``hql.toml``: reading the file once, the ``[semantics]`` tables, every refusal by name.
 
+The producer owns ``[semantics]`` and ``[semantics.embedder]``; the app's tables
+(``[search]``, ``[engine]``) are checked in ``hqltui.core.config``, which passes
+their readers to ``load_config`` so the file is read and refused in one place.
 Each owned table is checked on its own, so a broken ``[engine]`` never takes the
 index or the search settings down with it: the app shows the error and keeps
 working; a command that needs the broken table exits with the message.
@@ -9,13 +12,12 @@ from __future__ import annotations
 
 import math
 import os
-import re
-import tomllib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from producer.vault import read_regular
+from producer.tomlfile import TomlFileError, read_toml
 
 CONFIG_NAME = "hql.toml"
 DEFAULT_INDEX = ".hql/index.sqlite"
@@ -23,8 +25,10 @@ PROVIDERS = ("local", "http")
 # Numeric precision of the local model's forward pass; float32 is the default.
 PRECISIONS = ("float32", "bfloat16")
 DEFAULT_PRECISION = "float32"
-LEXICAL_ARMS = ("bm25", "hashbag")
-TABLES = ("semantics", "semantics.embedder", "engine", "search")
+TABLES = ("semantics", "semantics.embedder")  # the producer's own
+
+# A table's reader: (the table's value, the file) -> what it holds; ConfigError refuses it.
+TableReader = Callable[[Any, Path], Any]
 
 
 class ConfigError(ValueError):
@@ -85,31 +89,6 @@ class EmbedderConfig:
             )
 
 
-@dataclass(frozen=True)
-class EngineConfig:
-    provider: str = "hotdata"
-    database: str | None = None
-    table: str = "cards"
-    api_key_env: str = "HOTDATA_API_KEY"
-    workspace_env: str = "HOTDATA_WORKSPACE"
-    host: str | None = None
-
-
-@dataclass(frozen=True)
-class Weights:
-    lexical: float = 1.0
-    semantic: float = 1.0
-
-
-@dataclass(frozen=True)
-class SearchConfig:
-    lexical: str = "bm25"
-    rrf_k: float = 60.0
-    weights: Weights = field(default_factory=Weights)
-    window: int = 50
-    limit: int = 20
-
-
 @dataclass
 class Config:
     root: Path
@@ -117,8 +96,6 @@ class Config:
     exists: bool = False
     index: str | None = None
     embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
-    engine: EngineConfig | None = None
-    search: SearchConfig = field(default_factory=SearchConfig)
     errors: dict[str, str] = field(default_factory=dict)
     # Set when the whole file cannot be read (not TOML, not UTF-8): every owned table
     # is refused with this one message, which is reported once, not once per table.
@@ -145,11 +122,11 @@ class Config:
 # ----------------------------------------------------------------------- checking
 
 
-def _where(file: Path, table: str) -> str:
+def table_label(file: Path, table: str) -> str:
     return f"{file}: [{table}]"
 
 
-def _known(data: dict[str, Any], accepted: tuple[str, ...], where: str) -> None:
+def known_keys(data: dict[str, Any], accepted: tuple[str, ...], where: str) -> None:
     unknown = sorted(k for k in data if k not in accepted)
     if unknown:
         noun = "key" if len(unknown) == 1 else "keys"
@@ -159,7 +136,7 @@ def _known(data: dict[str, Any], accepted: tuple[str, ...], where: str) -> None:
         )
 
 
-def _string(data: dict[str, Any], key: str, where: str) -> str | None:
+def string_value(data: dict[str, Any], key: str, where: str) -> str | None:
     if key not in data:
         return None
     value = data[key]
@@ -168,7 +145,7 @@ def _string(data: dict[str, Any], key: str, where: str) -> str | None:
     return value.strip()
 
 
-def _positive_int(data: dict[str, Any], key: str, where: str) -> int | None:
+def positive_int(data: dict[str, Any], key: str, where: str) -> int | None:
     if key not in data:
         return None
     value = data[key]
@@ -177,7 +154,7 @@ def _positive_int(data: dict[str, Any], key: str, where: str) -> int | None:
     return value
 
 
-def _number(value: Any, key: str, where: str, positive: bool) -> float:
+def number_value(value: Any, key: str, where: str, positive: bool) -> float:
     ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
     if not ok or value < 0 or (positive and value == 0):
         kind = "a positive number" if positive else "a number of at least 0"
@@ -185,7 +162,7 @@ def _number(value: Any, key: str, where: str, positive: bool) -> float:
     return float(value)
 
 
-def _no_literal_key(data: dict[str, Any], where: str, suggestion: str) -> None:
+def no_literal_key(data: dict[str, Any], where: str, suggestion: str) -> None:
     if "api_key" in data:  # checked first, and the value is never echoed
         raise ConfigError(
             f"{where} `api_key` must not hold a key, because this file is committed. "
@@ -193,9 +170,23 @@ def _no_literal_key(data: dict[str, Any], where: str, suggestion: str) -> None:
         )
 
 
+def open_table(
+    table: Any, file: Path, name: str, accepted: tuple[str, ...], key_variable: str | None = None
+) -> str:
+    """The checks every owned table starts with: a table, no literal key (when the table
+    names a key variable), no unknown key. Returns the table's label for messages."""
+    where = table_label(file, name)
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where} is not a table")
+    if key_variable is not None:
+        no_literal_key(table, where, key_variable)
+    known_keys(table, accepted, where)
+    return where
+
+
 def check_index_path(root: Path, named: str, file: Path) -> str:
     """Refuse an index path that is absolute, climbs out, or escapes through a symlink."""
-    where = _where(file, "semantics")
+    where = table_label(file, "semantics")
     path = PurePosixPath(named.replace("\\", "/"))
     if path.is_absolute() or Path(named).is_absolute() or (named[1:2] == ":"):
         raise ConfigError(
@@ -220,22 +211,18 @@ def check_index_path(root: Path, named: str, file: Path) -> str:
 
 
 def _semantics(root: Path, table: Any, file: Path) -> str | None:
-    where = _where(file, "semantics")
+    where = table_label(file, "semantics")
     if not isinstance(table, dict):
         raise ConfigError(f"{where} is not a table")
-    _known(table, ("index", "embedder"), where)
-    named = _string(table, "index", where)
+    known_keys(table, ("index", "embedder"), where)
+    named = string_value(table, "index", where)
     return None if named is None else check_index_path(root, named, file)
 
 
 def _embedder(table: Any, file: Path) -> EmbedderConfig:
-    where = _where(file, "semantics.embedder")
-    if not isinstance(table, dict):
-        raise ConfigError(f"{where} is not a table")
-    _no_literal_key(table, where, "OPENAI_API_KEY")
     accepted = tuple(f.name for f in fields(EmbedderConfig))
-    _known(table, accepted, where)
-    values = {k: _string(table, k, where) for k in accepted if k != "dimensions"}
+    where = open_table(table, file, "semantics.embedder", accepted, "OPENAI_API_KEY")
+    values = {k: string_value(table, k, where) for k in accepted if k != "dimensions"}
     if values["precision"] is not None and values["precision"] not in PRECISIONS:
         raise ConfigError(
             f"{where} unknown precision `{values['precision']}`; accepted: {', '.join(PRECISIONS)}"
@@ -245,106 +232,41 @@ def _embedder(table: Any, file: Path) -> EmbedderConfig:
     # before a live embedding (app).
     return EmbedderConfig(
         **{k: v for k, v in values.items() if v is not None},
-        dimensions=_positive_int(table, "dimensions", where),
+        dimensions=positive_int(table, "dimensions", where),
     )
 
 
-def _engine(table: Any, file: Path) -> EngineConfig:
-    where = _where(file, "engine")
-    if not isinstance(table, dict):
-        raise ConfigError(f"{where} is not a table")
-    _no_literal_key(table, where, "HOTDATA_API_KEY")
-    accepted = tuple(f.name for f in fields(EngineConfig))
-    _known(table, accepted, where)
-    values = {k: _string(table, k, where) for k in accepted}
-    config = EngineConfig(**{k: v for k, v in values.items() if v is not None})
-    if config.provider != "hotdata":
-        raise ConfigError(f"{where} unknown engine provider `{config.provider}`; accepted: hotdata")
-    return config
-
-
-def _search(table: Any, file: Path) -> SearchConfig:
-    where = _where(file, "search")
-    if not isinstance(table, dict):
-        raise ConfigError(f"{where} is not a table")
-    accepted = tuple(f.name for f in fields(SearchConfig))
-    _known(table, accepted, where)
-    default = SearchConfig()
-    lexical = _string(table, "lexical", where) or default.lexical
-    if lexical not in LEXICAL_ARMS:
-        raise ConfigError(
-            f"{where} unknown lexical arm `{lexical}`; accepted: {', '.join(LEXICAL_ARMS)}"
-        )
-    weights = default.weights
-    if "weights" in table:
-        raw = table["weights"]
-        if not isinstance(raw, dict):
-            raise ConfigError(f"{where} `weights` must be a table with keys lexical, semantic")
-        _known(raw, ("lexical", "semantic"), f"{file}: [search.weights]")
-        weights = Weights(
-            **{k: _number(v, f"weights.{k}", where, positive=False) for k, v in raw.items()}
-        )
-    rrf_k = default.rrf_k
-    if "rrf_k" in table:
-        rrf_k = _number(table["rrf_k"], "rrf_k", where, positive=True)
-    return SearchConfig(
-        lexical=lexical,
-        rrf_k=rrf_k,
-        weights=weights,
-        window=_positive_int(table, "window", where) or default.window,
-        limit=_positive_int(table, "limit", where) or default.limit,
-    )
-
-
-def _broken(config: Config, message: str) -> Config:
+def _broken(config: Config, message: str, tables: tuple[str, ...]) -> Config:
     """A file none of whose tables can be read: each owned table refused, reported once."""
-    config.errors = dict.fromkeys(TABLES, message)
+    config.errors = dict.fromkeys(tables, message)
     config.file_error = message
     return config
 
 
-_TABLE_LINE = re.compile(r"^\s*\[\[?\s*([^\]#]+?)\s*\]?\]?\s*(?:#.*)?$")
+def load_config(
+    root: str | Path,
+    readers: Mapping[str, TableReader] | None = None,
+    make: Callable[..., Config] = Config,
+) -> Config:
+    """Read ``ROOT/hql.toml``; refusals land in ``Config.errors`` keyed by table.
 
-
-def _toml_fix(text: str, error: str) -> str:
-    """Which table the syntax error is in, so the fix says where to look."""
-    found = re.search(r"at line (\d+)", error)
-    if not found:
-        return "fix the file"
-    line = int(found.group(1))
-    table = None
-    for raw in reversed(text.splitlines()[:line]):
-        header = _TABLE_LINE.match(raw)
-        if header and raw.lstrip().startswith("["):
-            table = header.group(1)
-            break
-    where = f"the [{table}] table" if table else "the top of the file, before any table"
-    return f"fix line {line}, in {where}"
-
-
-def load_config(root: str | Path) -> Config:
-    """Read ``ROOT/hql.toml``; refusals land in ``Config.errors`` keyed by table."""
+    ``readers`` check the caller's own top-level tables (``hqltui.core.config``):
+    each result is set as the attribute of that name on the ``Config`` that
+    ``make`` builds, each refusal lands in ``errors`` like the producer's own."""
     root = Path(root)
     file = root / CONFIG_NAME
-    config = Config(root=root, file=file)
+    readers = readers or {}
+    tables = (*TABLES, *readers)
+    config = make(root=root, file=file)
     try:
-        raw = read_regular(file)
+        data = read_toml(file)
     except FileNotFoundError:
         return config
-    except OSError as exc:
-        config.file_fix = f"make {file.name} a readable file"
-        return _broken(config, f"{file}: cannot be read: {exc.strerror}")
+    except TomlFileError as exc:
+        config.exists = exc.read
+        config.file_fix = exc.fix
+        return _broken(config, str(exc), tables)
     config.exists = True
-    try:
-        text = raw.decode("utf-8")
-        data = tomllib.loads(text)
-    except UnicodeDecodeError as exc:
-        config.file_fix = f"save {file.name} as UTF-8"
-        return _broken(config, f"{file}: is not UTF-8 (invalid byte at offset {exc.start})")
-    except tomllib.TOMLDecodeError as exc:
-        fix = _toml_fix(text, str(exc))
-        config.file_fix = f"{fix} of {file.name}"
-        return _broken(config, f"{file}: is not valid TOML: {exc}; {fix}")
 
     semantics = data.get("semantics")
     if semantics is not None:
@@ -357,14 +279,10 @@ def load_config(root: str | Path) -> Config:
                 config.embedder = _embedder(semantics["embedder"], file)
             except ConfigError as exc:
                 config.errors["semantics.embedder"] = str(exc)
-    if "engine" in data:
-        try:
-            config.engine = _engine(data["engine"], file)
-        except ConfigError as exc:
-            config.errors["engine"] = str(exc)
-    if "search" in data:
-        try:
-            config.search = _search(data["search"], file)
-        except ConfigError as exc:
-            config.errors["search"] = str(exc)
+    for name, read in readers.items():
+        if name in data:
+            try:
+                setattr(config, name, read(data[name], file))
+            except ConfigError as exc:
+                config.errors[name] = str(exc)
     return config

@@ -30,7 +30,8 @@ import sqlite3
 import stat
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -152,9 +153,11 @@ def vector_norm(blob: bytes) -> float:
     return float(math.sqrt(float(v @ v)))
 
 
-def is_unit(blob: bytes, tolerance: float = UNIT_TOLERANCE) -> bool:
-    n = vector_norm(blob)
-    return math.isfinite(n) and abs(n - 1.0) <= tolerance
+def is_unit(blob: bytes) -> bool:
+    """Finite and of unit length, by the one rule (``index_checks.unit_rows``)."""
+    from producer.index_checks import unit_blobs
+
+    return len(blob) % 4 == 0 and bool(unit_blobs([blob], len(blob) // 4)[0])
 
 
 def same_vault(recorded: str, root: str | os.PathLike[str]) -> bool:
@@ -344,68 +347,69 @@ def sql_value(value: object) -> str:
     return str(value)
 
 
-def _blob(path: str | os.PathLike[str], label: str, value: object) -> bytes:
+def _blob(path: str | os.PathLike[str], name: str, value: object, query: bool) -> bytes:
     if not isinstance(value, bytes):
-        found = {type(None): "NULL", int: "an integer", float: "a number", str: "text"}.get(
-            type(value), "another value"
-        )
-        raise StoreError(f"{path}: {label} holds no vector blob (found {found})")
+        from producer.index_checks import width_problem
+
+        problem = width_problem(name, value, 0, query=query)
+        assert problem is not None
+        raise StoreError(f"{path}: {problem.message}")
     return value
 
 
+@contextmanager
+def _reading(path: str | os.PathLike[str], failure: str) -> Iterator[None]:
+    """An SQLite error while reading: the lock holder when busy, else ``failure: error``."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        if is_busy(exc):
+            raise busy_error(path) from None
+        raise StoreError(f"{path}: {failure}: {exc}") from None
+
+
 def read_index(path: str | os.PathLike[str]) -> IndexContents:
-    """Every row of an index, raw: no checks on vectors (``verify`` makes those).
+    """Every row of an index, raw: no checks on vectors (``verify`` makes those, with
+    ``index_checks``; the schema and the model count are checked here, by it too).
 
     Raises ``StoreError`` when the file is not a readable schema-1 index.
     Cards come ordered by name, queries by text.
     """
     conn = connect_readonly(path)
     try:
-        try:
+        with _reading(path, "the index has no readable metadata"):
             mrow = conn.execute(
                 "SELECT schema_version, vault, built_at, tool_version FROM index_meta"
             ).fetchone()
-        except sqlite3.Error as exc:
-            if is_busy(exc):
-                raise busy_error(path) from None
-            raise StoreError(f"{path}: the index has no readable metadata: {exc}") from None
         if mrow is None:
             raise StoreError(f"{path}: the index has no readable metadata: index_meta is empty")
-        if mrow[0] != SCHEMA_VERSION:
-            raise UnknownSchema(
-                f"{path}: unknown index schema: {sql_value(mrow[0])}, and this tool knows "
-                f"{SCHEMA_VERSION}",
-                mrow[0],
-            )
+        from producer.index_checks import model_count_problem, schema_problem
+
+        problem = schema_problem(mrow[0])
+        if problem:
+            raise UnknownSchema(f"{path}: {problem.message}", mrow[0])
         meta = MetaRow(
             schema_version=mrow[0], vault=mrow[1], built_at=mrow[2], tool_version=mrow[3]
         )
-        try:
+        with _reading(path, "the index names no model"):
             rows = conn.execute(
                 "SELECT id, revision, dimensions, metric, normalized FROM model"
             ).fetchall()
-        except sqlite3.Error as exc:
-            if is_busy(exc):
-                raise busy_error(path) from None
-            raise StoreError(f"{path}: the index names no model: {exc}") from None
-        if len(rows) != 1:
-            raise StoreError(f"{path}: the index names {len(rows)} models, not one")
+        problem = model_count_problem(len(rows))
+        if problem:
+            raise StoreError(f"{path}: {problem.message}")
         model = ModelRow(*rows[0])
-        try:
+        with _reading(path, "the index cannot be walked"):
             cards = [
-                CardRow(n, p, h, _blob(path, f"`{n}`", e))
+                CardRow(n, p, h, _blob(path, n, e, False))
                 for n, p, h, e in conn.execute(
                     "SELECT name, path, content_hash, embedding FROM card ORDER BY name"
                 )
             ]
             queries = [
-                QueryRow(t, _blob(path, f"query {t!r}", e))
+                QueryRow(t, _blob(path, t, e, True))
                 for t, e in conn.execute("SELECT text, embedding FROM query ORDER BY text")
             ]
-        except sqlite3.Error as exc:
-            if is_busy(exc):
-                raise busy_error(path) from None
-            raise StoreError(f"{path}: the index cannot be walked: {exc}") from None
         return IndexContents(model=model, meta=meta, cards=cards, queries=queries)
     finally:
         conn.close()
@@ -453,17 +457,25 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def check_row(label: str, blob: bytes, dimensions: int) -> None:
-    """Refuse a vector of the wrong width or not of unit length (``StoreError``)."""
-    if len(blob) != dimensions * 4:
-        raise StoreError(
-            f"{label}: {len(blob) // 4} dimensions where the model declares {dimensions}"
-        )
+def check_model(model: ModelRow) -> None:
+    """Refuse a model row the reader would refuse (``StoreError``, ``index_checks`` wording)."""
+    from producer.index_checks import model_problems
+
+    problems = model_problems(model.dimensions, model.metric, model.normalized)
+    if problems:
+        raise StoreError(problems[0].message)
+
+
+def check_row(name: str, blob: bytes, dimensions: int, *, query: bool = False) -> None:
+    """Refuse a vector of the wrong width or not of unit length (``StoreError``): a build
+    writes no row the reader would refuse or leave out."""
+    from producer.index_checks import not_unit_problem, width_problem
+
+    wrong = width_problem(name, blob, dimensions, query=query)
+    if wrong:
+        raise StoreError(wrong.message)
     if not is_unit(blob):
-        raise StoreError(
-            f"{label}: its length is {vector_norm(blob):.6f}, and scoring is a dot "
-            "product, which is cosine only at length 1"
-        )
+        raise StoreError(not_unit_problem(name, query=query).message)
 
 
 class IndexWriter:
@@ -480,9 +492,7 @@ class IndexWriter:
 
     def __init__(self, target: str | os.PathLike[str], model: ModelRow, meta: MetaRow) -> None:
         self.target = Path(target)
-        d = model.dimensions
-        if not (isinstance(d, int) and 0 < d <= MAX_DIMENSIONS):
-            raise StoreError(f"the model declares {d} dimensions; 1..{MAX_DIMENSIONS} are allowed")
+        check_model(model)
         self.model, self.meta = model, meta
         self.tmp = temp_path_for(self.target)
         self._conn: sqlite3.Connection | None = None
@@ -529,7 +539,7 @@ class IndexWriter:
         for c in cards:
             if self._queries_started or (self._last_card is not None and c.name <= self._last_card):
                 raise ValueError(f"card `{c.name}` is out of order")
-            check_row(f"card `{c.name}`", c.embedding, self.model.dimensions)
+            check_row(c.name, c.embedding, self.model.dimensions)
             self._last_card = c.name
             rows.append((c.name, c.path, c.content_hash, c.embedding))
         self._execute(
@@ -543,7 +553,7 @@ class IndexWriter:
         for q in queries:
             if self._last_query is not None and q.text <= self._last_query:
                 raise ValueError(f"query {q.text!r} is out of order")
-            check_row(f"query {q.text!r}", q.embedding, self.model.dimensions)
+            check_row(q.text, q.embedding, self.model.dimensions, query=True)
             self._last_query = q.text
             rows.append((q.text, q.embedding))
         self._execute("INSERT INTO query (text, embedding) VALUES (?, ?)", rows)
@@ -602,13 +612,12 @@ def write_index(target: str | os.PathLike[str], contents: IndexContents) -> None
     length), so a bad vector raises ``StoreError`` before anything is written.
     The previous file at ``target`` stays untouched until the final rename.
     """
+    check_model(contents.model)
     d = contents.model.dimensions
-    if not (isinstance(d, int) and 0 < d <= MAX_DIMENSIONS):
-        raise StoreError(f"the model declares {d} dimensions; 1..{MAX_DIMENSIONS} are allowed")
     for c in contents.cards:
-        check_row(f"card `{c.name}`", c.embedding, d)
+        check_row(c.name, c.embedding, d)
     for q in contents.queries:
-        check_row(f"query {q.text!r}", q.embedding, d)
+        check_row(q.text, q.embedding, d, query=True)
     with IndexWriter(target, contents.model, contents.meta) as writer:
         writer.add_cards(sorted(contents.cards, key=lambda c: c.name))
         writer.add_queries(sorted(contents.queries, key=lambda q: q.text))

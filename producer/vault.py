@@ -68,6 +68,18 @@ class Parsed:
     links: tuple[Link, ...]
 
 
+class VaultWarning(str):
+    """A loader warning: its text, and its kind (``link`` for a relation whose endpoints do
+    not resolve, ``loader`` otherwise), so that no reader classifies it by its wording."""
+
+    kind: str
+
+    def __new__(cls, text: str, kind: str = "loader") -> VaultWarning:
+        made = super().__new__(cls, text)
+        made.kind = kind
+        return made
+
+
 @dataclass
 class Vault:
     root: Path
@@ -386,10 +398,11 @@ def resolve_relations(
         if isinstance(source, str) and isinstance(target, str) and {source, target} <= names:
             found.append(Relation(card, source, target))
         else:
-            warnings.append(
+            warnings.append(VaultWarning(
                 f"{card}: declares knowledge.type: Relation but its endpoints do not "
-                "resolve; kept as a concept card"
-            )
+                "resolve; kept as a concept card",
+                "link",
+            ))
     return found
 
 

@@ -9,16 +9,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from producer.index import (
-    MAX_DIMENSIONS,
-    METRIC,
-    SCHEMA_VERSION,
-    UNIT_TOLERANCE,
     StoreError,
     connect_readonly,
     read_index,
-    sql_value,
-    vector_norm,
 )
+from producer.index_checks import IndexProblem, content_problems, model_problems, schema_problem
 from producer.vault import load_vault
 
 
@@ -50,13 +45,8 @@ class VerifyReport:
         }
 
 
-def _vector_problems(label: str, blob: bytes, dims: int) -> tuple[str, str] | None:
-    if len(blob) != dims * 4:
-        return "blob_length", f"{label}: embedding is {len(blob)} bytes, not {dims * 4}"
-    norm = vector_norm(blob)
-    if not abs(norm - 1.0) <= UNIT_TOLERANCE:
-        return "not_unit", f"{label}: embedding has length {norm:.6f}, not 1"
-    return None
+def _problem(found: IndexProblem) -> Problem:
+    return Problem(found.kind, found.message, found.name)
 
 
 def verify(vault_dir: str | os.PathLike[str], index_path: str | os.PathLike[str]) -> VerifyReport:
@@ -83,13 +73,9 @@ def verify(vault_dir: str | os.PathLike[str], index_path: str | os.PathLike[str]
     if meta is None:
         problems.append(Problem("no_metadata", "the index has no readable metadata"))
         return report
-    if meta[0] != SCHEMA_VERSION:
-        problems.append(
-            Problem(
-                "unknown_schema",
-                f"unknown index schema: {sql_value(meta[0])}, and this tool knows {SCHEMA_VERSION}",
-            )
-        )
+    found = schema_problem(meta[0])
+    if found:
+        problems.append(_problem(found))
         return report
     try:
         contents = read_index(index_path)
@@ -109,14 +95,6 @@ def verify(vault_dir: str | os.PathLike[str], index_path: str | os.PathLike[str]
             )
         )
     vault = load_vault(root)
-    rows: dict[str, int] = {}
-    for c in contents.cards:
-        rows[c.name] = rows.get(c.name, 0) + 1
-    for name, count in rows.items():
-        if count > 1:
-            problems.append(
-                Problem("duplicate", f"{name}: {count} rows in the index for one card", name)
-            )
     stored = {c.name: c for c in contents.cards}
     for card in vault.cards:
         row = stored.get(card.name)
@@ -133,38 +111,15 @@ def verify(vault_dir: str | os.PathLike[str], index_path: str | os.PathLike[str]
         problems.append(Problem("orphan", f"{name}: in the index and not in the vault", name))
 
     model = contents.model
-    if model.metric != METRIC:
-        problems.append(
-            Problem(
-                "metric",
-                f"the index declares metric {model.metric!r}, and the reader computes cosine",
-            )
-        )
-    if model.normalized == 0:
-        problems.append(
-            Problem(
-                "not_normalized",
-                "the index declares normalized = 0, and the reader scores with a dot product, "
-                "which is cosine only for unit-length vectors",
-            )
-        )
-    dims = model.dimensions
-    if not (isinstance(dims, int) and 0 < dims <= MAX_DIMENSIONS):
-        problems.append(
-            Problem(
-                "dimensions",
-                f"the index declares {sql_value(dims)} dimensions; 1..{MAX_DIMENSIONS} are read",
-            )
-        )
-        return report
-    for card in contents.cards:
-        found = _vector_problems(card.name, card.embedding, dims)
-        if found:
-            problems.append(Problem(found[0], found[1], card.name))
-    for query in contents.queries:
-        found = _vector_problems(f"query {query.text!r}", query.embedding, dims)
-        if found:
-            problems.append(Problem("query_" + found[0], found[1], query.text))
+    header = model_problems(model.dimensions, model.metric, model.normalized)
+    problems.extend(_problem(p) for p in header)
+    if any(p.kind == "dimensions" for p in header):
+        return report  # vectors cannot be measured against an unreadable width
+    problems.extend(_problem(p) for p in content_problems(
+        [(c.name, c.embedding) for c in contents.cards],
+        [(q.text, q.embedding) for q in contents.queries],
+        model.dimensions,
+    ))
     return report
 
 

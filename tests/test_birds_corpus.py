@@ -1,4 +1,4 @@
-"""The birds fixture as a corpus (SPEC §10, issue 4): its shape and its paraphrase rules.
+"""The birds fixture as a corpus: its shape and its paraphrase rules.
 
 Semantic rankings are asserted against the committed index elsewhere; here we
 check what needs no model: the card count, the relation cards and links, and

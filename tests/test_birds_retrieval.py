@@ -1,4 +1,4 @@
-"""The birds fixture through the Session the app uses (SPEC §10, issue 5 item 7)."""
+"""The birds fixture through the Session the app uses (the paraphrase queries semantic must find and lexical must miss)."""
 
 from __future__ import annotations
 

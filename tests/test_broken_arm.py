@@ -1,4 +1,4 @@
-"""A broken arm refuses alone; it never takes the session down (SPEC §11).
+"""A broken arm refuses alone; it never takes the session down.
 
 Each test puts a real defect into one step one arm runs (``tests/broken_arms.py``)
 and checks what a user sees: that arm refuses by name in one line, the other

@@ -283,8 +283,9 @@ def test_verify_lists_every_problem(vault, tmp_path):
         "not_unit",
     ]
     messages = [p.message for p in report.problems]
-    assert "card2: embedding is 12 bytes, not 32" in messages
-    assert "card3: embedding has length 1.414214, not 1" in messages
+    # the reader's wording, from the one validator (producer/index_checks.py)
+    assert "`card2` has a 12-byte vector where 32 bytes were declared" in messages
+    assert "`card3` has a stored vector that is not finite and unit length" in messages
     assert "card9: absent from the index" in messages
     assert "card1: in the index and not in the vault" in messages
     assert "card0: stale, the text has changed since the build" in messages

@@ -1,4 +1,4 @@
-"""`hql-tui query` and `hql-tui eval` (SPEC §6.5): JSON shape, exit codes, no tracebacks."""
+"""`hql-tui query` and `hql-tui eval`: JSON shape, exit codes, no tracebacks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""hql.toml (SPEC §4): the tables we own, one test per refusal."""
+"""hql.toml: the tables we own, one test per refusal."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from producer.config import ConfigError, EmbedderConfig, load_config
+from hqltui.core.config import load_config
+from producer.config import ConfigError, EmbedderConfig
+from producer.config import load_config as load_producer_config
 
 
 def vault_with(tmp_path: Path, toml: str) -> Path:
@@ -200,3 +202,15 @@ lexical = "tfidf"
 def test_value_refusals(tmp_path, toml, expected):
     config = load_config(vault_with(tmp_path, toml))
     assert any(expected in m for m in config.errors.values()), config.errors
+
+
+def test_the_producer_reads_only_its_own_tables(tmp_path: Path) -> None:
+    """`hql-semantics` owns [semantics]: a broken [search] or [engine] is the app's business."""
+    root = vault_with(tmp_path, '[semantics]\nindex = ".hql/i.sqlite"\n[search]\nlexical = "tfidf"\n'
+                                '[engine]\nregion = "eu"\n')
+    producer = load_producer_config(root)
+    assert producer.errors == {} and producer.index == ".hql/i.sqlite"
+    assert not hasattr(producer, "search") and not hasattr(producer, "engine")
+    app = load_config(root)
+    assert set(app.errors) == {"search", "engine"}
+    assert "unknown lexical arm `tfidf`; accepted: hashbag, bm25" in app.errors["search"]

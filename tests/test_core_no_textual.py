@@ -1,4 +1,6 @@
-"""hqltui/core must never import Textual (SPEC §2), nor torch at import time."""
+"""Importing the core loads neither Textual nor the model (torch, transformers): the app
+starts fast and the core serves the CLI without a terminal UI. The static walls between
+packages are `lint-imports` contracts (pyproject.toml); this checks what actually loads."""
 
 from __future__ import annotations
 

@@ -35,6 +35,7 @@ from hqltui.core.engine import (
     sync,
     verify,
 )
+from hqltui.core.semantic import embed_local
 from producer.vault import load_vault
 from tests.fake_hotdata.testing import api_client, create_database
 
@@ -137,7 +138,7 @@ def birds(tmp_path, db):
 
 def run(kind, root, env, rec=None, **kw):
     rec = rec or Recorder()
-    local = LocalCards.load(root)
+    local = LocalCards.load(root, embed=embed_local)
     settings = settings_or_refuse(local, env)
     opts = rec.options()
     if kind == "sync":
@@ -274,7 +275,7 @@ def test_build_replaces_wrong_indexes_and_leaves_right_ones(fake, birds, env, db
 def test_engine_hybrid_sql_equals_client_rrf_over_the_engines_own_arms(fake, birds, env):
     run("sync", birds, env)
     run("build", birds, env)
-    local = LocalCards.load(birds)
+    local = LocalCards.load(birds, embed=embed_local)
     settings = settings_or_refuse(local, env)
     s = local.config.search
     for text in birds_queries():
@@ -365,7 +366,7 @@ def test_overloaded_query_is_retried_and_bounded(fake, birds, env):
     assert run("search", birds, env, rec, text="owl", mode="bm25").bm25.ok
     assert rec.sleeps[:1] == [1.5] and rec.of(Retrying)[0].code == "OVERLOADED"
     fake.inject_fault("POST", "/v1/query", status=429, retry_after=1, times=50)
-    local = LocalCards.load(birds)
+    local = LocalCards.load(birds, embed=embed_local)
     opts = Recorder().options(policy=RetryPolicy(max_attempts=3))
     with pytest.raises(EngineFailure, match="after 3 attempts"):
         search(local, settings_or_refuse(local, env), "owl", mode="bm25", options=opts)
@@ -442,7 +443,7 @@ def test_cancel_stops_between_polls(fake, birds, env):
         if isinstance(event, JobProgress):
             cancel.set()
 
-    local = LocalCards.load(birds)
+    local = LocalCards.load(birds, embed=embed_local)
     opts = Options(on_event=on_event, sleep=rec.sleep, clock=rec.clock, cancel=cancel)
     with pytest.raises(EngineCancelled):
         build(settings_or_refuse(local, env), opts)
@@ -456,7 +457,7 @@ def test_cancel_ends_a_long_retry_after_wait_at_once(fake, birds, env):
     run("sync", birds, env)
     run("build", birds, env)
     fake.inject_fault("POST", "/v1/query", status=429, retry_after=60, times=5)
-    local = LocalCards.load(birds)
+    local = LocalCards.load(birds, embed=embed_local)
     settings = settings_or_refuse(local, env)
     cancel = threading.Event()
     waiting = threading.Event()

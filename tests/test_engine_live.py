@@ -23,6 +23,7 @@ from hqltui.core.engine import (
     sync,
     verify,
 )
+from hqltui.core.semantic import embed_local
 from tests.test_engine import BIRDS, add_engine, birds_queries, fresh_index
 
 LIVE = bool(os.environ.get("HOTDATA_API_KEY")) and bool(os.environ.get("HOTDATA_WORKSPACE"))
@@ -59,7 +60,7 @@ def test_live_sync_build_verify_search(tmp_path, live_database):
     shutil.copytree(BIRDS, root)
     fresh_index(root, birds_queries())
     add_engine(root, live_database)
-    local = LocalCards.load(root)
+    local = LocalCards.load(root, embed=embed_local)
     settings = settings_or_refuse(local)
     options = Options(poll_interval=2.0)
     sync(local, settings, options)

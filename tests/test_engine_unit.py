@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from hotdata.exceptions import ApiException
 
+from hqltui.core.config import load_config
 from hqltui.core.engine import sql
 from hqltui.core.engine.errors import ConnectionLost, EngineFailure, engine_message
 from hqltui.core.engine.events import JobProgress, Retrying, RowsUploaded, Step
@@ -19,7 +20,6 @@ from hqltui.core.engine.retry import RetryPolicy, call, transport_retry
 from hqltui.core.engine.search import client_fusion
 from hqltui.core.engine.settings import EngineSettings, resolve
 from hqltui.core.ranking import Hit, Ranking, Refusal, Retrieval
-from producer.config import load_config
 
 ENV = {"HOTDATA_API_KEY": "hd_secret_value", "HOTDATA_WORKSPACE": "ws_1"}
 

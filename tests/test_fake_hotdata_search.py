@@ -1,4 +1,4 @@
-"""End to end through the real SDK: load cards, build both indexes, run SPEC §8's three
+"""End to end through the real SDK: load cards, build both indexes, run the three
 query shapes, and check each ranking against a computation that does not use the fake."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Reciprocal rank fusion (SPEC §6.4): the arithmetic and the laws, not that it wins."""
+"""Reciprocal rank fusion: the arithmetic and the laws, not that it wins."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def test_rfc0048_counter_example_fixed_window_keeps_the_prefix() -> None:
 
 
 def test_rfc0048_a_window_sized_by_the_limit_would_change_the_winner() -> None:
-    # The coupling the SPEC forbids: window = max(limit, 100) with limit 101.
+    # The coupling that would break the stability law: window = max(limit, 100), limit 101.
     names, arms = rfc0048_arms()
     coupled = fused(names, arms, window=101, limit=101)
     fixed = fused(names, arms, window=100, limit=101)

@@ -1,4 +1,4 @@
-"""Every refusal of the semantic reader (SPEC §6.3), each on an index broken on purpose."""
+"""Every refusal of the semantic reader, each on an index broken on purpose."""
 
 from __future__ import annotations
 

@@ -84,7 +84,7 @@ def test_both_rows_of_a_duplicated_name_are_left_out_warned_and_verify_lists_it(
     report = verify(vault, index)
     assert not report.clean
     assert [p.message for p in report.problems if p.kind == "duplicate"] == [
-        "alpha: 2 rows in the index for one card"
+        "`alpha` has more than one row in the index"
     ]
 
 

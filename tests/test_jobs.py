@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from hqltui.core.config import load_config
 from hqltui.core.configure import configure_default_index
 from hqltui.core.jobs import JobBoard, index_build_job, index_verify_job
-from producer.config import ConfigError, load_config
+from producer.config import ConfigError
 
 REPO = Path(__file__).resolve().parent.parent
 

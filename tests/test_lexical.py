@@ -1,4 +1,4 @@
-"""The tokeniser and the hashbag scorer (SPEC §6.2), pinned independently.
+"""The tokeniser and the hashbag scorer, pinned independently.
 
 The FNV-1a vectors are the published 64-bit FNV-1a test values (the ones the
 FNV reference test suite lists for "", "a", "foo", "foobar", ...), not values

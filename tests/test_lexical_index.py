@@ -1,4 +1,4 @@
-"""The vectorised hashbag and bm25 (SPEC §6.2) over one snapshot's LexicalIndex."""
+"""The vectorised hashbag and bm25 over one snapshot's LexicalIndex."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Property tests: the vectorised lexical arms equal plain scalar scorers (SPEC §6.2).
+"""Property tests: the vectorised lexical arms equal plain scalar scorers.
 
 Over synthetic texts shaped like man pages (``tests/synthetic_text.py``): long,
 heavily repeated, many distinct terms colliding in one hashbag bucket (a

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from hqltui.core.config import load_config
 from hqltui.core.index_reader import open_index
 from hqltui.core.ranking import Refusal
 from hqltui.core.session import Session
-from producer.config import load_config
 from producer.vault import load_vault
 
 REPO = Path(__file__).resolve().parent.parent

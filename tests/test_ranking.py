@@ -1,4 +1,4 @@
-"""The one rank order (SPEC §6.1): score desc, ties by name, scores <= 0 dropped."""
+"""The one rank order: score desc, ties by name, scores <= 0 dropped."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The vault reader and the text contract (SPEC §3), pinned by golden values."""
+"""The vault reader and the text contract, pinned by golden values."""
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from producer.terminal import shown
 
@@ -32,6 +33,14 @@ def refuse(args: argparse.Namespace, label: str, message: str, fix: str | None) 
     line = f"{label}: {message}" + (f" (fix: {fix})" if fix else "")
     print(shown(line), file=sys.stderr)
     return FAILED
+
+
+def refusal_lines(refusal: Any) -> list[str]:
+    """An arm's refusal under its heading: what is wrong, then the fix (when there is one)."""
+    lines = [f"  refused: {shown(refusal.message)}"]
+    if refusal.fix:
+        lines.append(f"  fix: {shown(refusal.fix)}")
+    return lines
 
 
 def positive_int(value: str) -> int:

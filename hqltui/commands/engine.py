@@ -14,8 +14,16 @@ import json
 import sys
 from typing import Any
 
-from hqltui.commands.common import FAILED, Parser, UsageError, positive_int, run_command
+from hqltui.commands.common import (
+    FAILED,
+    Parser,
+    UsageError,
+    positive_int,
+    refusal_lines,
+    run_command,
+)
 from producer.terminal import shown, shown_lines
+from producer.wording import listed
 
 ACTIONS = ("sync", "build", "verify", "search")
 
@@ -78,7 +86,7 @@ def _ranking_lines(name: str, ranking: Any) -> list[str]:
     exactness = "approximate" if r is not None and r.approximate else "exact"
     head = f"engine {name} ({exactness}; {r.index if r else ''})"
     if ranking.refusal is not None:
-        return [head, f"  refused: {ranking.refusal.message}", f"  fix: {ranking.refusal.fix}"]
+        return [head, *refusal_lines(ranking.refusal)]
     lines = [head]
     for h in ranking.hits:
         arms = ""
@@ -109,7 +117,9 @@ def run(args: argparse.Namespace) -> int:
 
     options = Options(on_event=_printer(args.json, args.quiet))
     try:
-        local = LocalCards.load(args.vault)
+        from hqltui.core.semantic import embed_local
+
+        local = LocalCards.load(args.vault, embed=embed_local)
         settings = settings_or_refuse(local)
         if args.action == "sync":
             report: Any = sync(local, settings, options)
@@ -137,11 +147,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(shown_lines(report.summary()))
         for problem in getattr(report, "problems", []):
-            cards = ""
-            if problem.cards:
-                names = ", ".join(problem.cards[:10])
-                more = f" and {len(problem.cards) - 10} more" if len(problem.cards) > 10 else ""
-                cards = f": {names}{more}"
+            cards = f": {listed(problem.cards)}" if problem.cards else ""
             print(shown(f"  {problem.kind}: {problem.message}{cards}"))
     if args.action == "verify" and not report.clean:
         return FAILED

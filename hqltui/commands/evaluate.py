@@ -21,13 +21,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hqltui.commands.common import Parser, refuse, run_command
+from hqltui.core.arms import ARMS, HYBRID, LEXICAL_ARMS
 from producer.terminal import shown, shown_lines
+from producer.tomlfile import TomlFileError, read_toml
 
 DEPTH = 10
 
@@ -46,15 +47,11 @@ class LabelledQuery:
 
 def read_queries(path: Path) -> list[LabelledQuery]:
     try:
-        data = tomllib.loads(path.read_bytes().decode("utf-8"))
+        data = read_toml(path)
     except FileNotFoundError:
         raise QueriesError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise QueriesError(f"{path}: cannot be read: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise QueriesError(f"{path}: is not UTF-8 (invalid byte at offset {exc.start})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise QueriesError(f"{path}: is not valid TOML: {exc}") from None
+    except TomlFileError as exc:
+        raise QueriesError(str(exc)) from None
     raw = data.get("query")
     if not isinstance(raw, list) or not raw:
         raise QueriesError(f"{path}: needs [[query]] tables, each with `text` and `relevant`")
@@ -127,19 +124,18 @@ class Report:
 
 
 def evaluate(session: Any, queries: list[LabelledQuery], *, live: bool = False) -> Report:
-    other = "hashbag" if session.search.lexical == "bm25" else "bm25"
-    arms = ["hashbag", "bm25", "semantic", f"hybrid[{session.search.lexical}]", f"hybrid[{other}]"]
+    # Every arm, then hybrid fusing each lexical arm (the configured one first).
+    default = session.search.lexical
+    fused_with = [default, *(a for a in LEXICAL_ARMS if a != default)]
+    arms = [*ARMS, *(f"{HYBRID}[{lex}]" for lex in fused_with)]
     report = Report(arms, {a: Tally() for a in arms})
     for q in queries:
-        main = session.query(q.text, limit=DEPTH, live=live)
-        second = session.query(q.text, lexical=other, limit=DEPTH, live=live)
-        rankings = {
-            session.search.lexical: main.lexical,
-            other: second.lexical,
-            "semantic": main.semantic,
-            f"hybrid[{session.search.lexical}]": main.hybrid,
-            f"hybrid[{other}]": second.hybrid,
-        }
+        rankings: dict[str, Any] = {}
+        for lex in fused_with:  # each query ranks its lexical arm, the semantic arms, hybrid
+            answer = session.query(q.text, lexical=lex, limit=DEPTH, live=live)
+            for arm, ranking in answer.items():
+                name = f"{HYBRID}[{lex}]" if arm == HYBRID else arm
+                rankings.setdefault(name, ranking)
         detail: dict[str, Any] = {"text": q.text, "kind": q.kind, "arms": {}}
         for arm in arms:
             ranking = rankings[arm]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from hqltui.core.config import load_config
 from hqltui.core.oneline import link_target
-from producer.config import load_config
 from producer.terminal import shown
 from producer.vault import load_vault
 

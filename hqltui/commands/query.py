@@ -11,11 +11,11 @@ import argparse
 import json
 from typing import Any
 
-from hqltui.commands.common import Parser, positive_int, refuse, run_command
+from hqltui.commands.common import Parser, positive_int, refusal_lines, refuse, run_command
+from hqltui.core.arms import HYBRID, LEXICAL_ARMS, RANKINGS
 from producer.terminal import shown
 
-MODES = ("hashbag", "bm25", "semantic", "hybrid", "all")
-ALL_ARMS = ("hashbag", "bm25", "semantic", "hybrid")
+MODES = (*RANKINGS, "all")
 def parser() -> argparse.ArgumentParser:
     p = Parser(
         prog="hql-tui query",
@@ -60,11 +60,9 @@ def render_text(arms: dict[str, Any], session: Any, out: list[str]) -> None:
         label = name if name != "hybrid" else f"hybrid ({_fused_lexical(ranking)} + semantic)"
         out.append(f"{label}  [{shown(_provenance(ranking))}]" if ranking.retrieval else label)
         if ranking.refusal is not None:
-            out.append(f"  refused: {shown(ranking.refusal.message)}")
-            if ranking.refusal.fix:
-                out.append(f"  fix: {shown(ranking.refusal.fix)}")
+            out.extend(refusal_lines(ranking.refusal))
         elif not ranking.hits:
-            out.append(f"  no {'lexical' if name in ('bm25', 'hashbag') else name} match")
+            out.append(f"  no {'lexical' if name in LEXICAL_ARMS else name} match")
         else:
             width = max(len(shown(h.card)) for h in ranking.hits)
             for h in ranking.hits:
@@ -93,8 +91,9 @@ def _fused_lexical(ranking: Any) -> str:
 
 def _all_warnings(arms: dict[str, Any], session: Any) -> list[Any]:
     """Session warnings, then any arm warning not already among them, each once."""
-    every = [*session.warnings, *(w for r in arms.values() for w in r.warnings)]
-    return list(dict.fromkeys(every))  # Warning is frozen: hashable, ordered, linear
+    from hqltui.core.ranking import merge_warnings
+
+    return list(merge_warnings(session.warnings, *(r.warnings for r in arms.values())))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -104,25 +103,21 @@ def run(args: argparse.Namespace) -> int:
         session = Session.load(args.vault)
     except (NotADirectoryError, FileNotFoundError) as exc:
         return refuse(args, "hql-tui", str(exc), "name an existing vault directory")
-    needs_search = args.mode in ("hybrid", "all") or args.limit is None
+    needs_search = args.mode in (HYBRID, "all") or args.limit is None
     if needs_search and "search" in session.config.errors:
         config = session.config
         fix = config.file_fix or f"edit [search] in {config.file.name}"
         return refuse(args, "hql-tui", config.errors["search"], fix)
-    wanted = ALL_ARMS if args.mode == "all" else (args.mode,)
+    wanted = RANKINGS if args.mode == "all" else (args.mode,)
     arms: dict[str, Any] = {}
-    answer = None
-    if "hybrid" in wanted:  # one call ranks the fused arms and fuses them
+    answer: Any = {}
+    if HYBRID in wanted:  # one call ranks the fused arms and fuses them
         answer = session.query(args.text, limit=args.limit, live=args.live)
     for arm in wanted:
-        if answer is not None and arm == "semantic":
-            arms[arm] = answer.semantic
-        elif answer is not None and arm == "hybrid":
-            arms[arm] = answer.hybrid
-        elif answer is not None and arm == session.search.lexical:
-            arms[arm] = answer.lexical
-        else:
-            arms[arm] = session.rank(args.text, arm, limit=args.limit, live=args.live)
+        found = answer.get(arm)
+        arms[arm] = found if found is not None else session.rank(
+            args.text, arm, limit=args.limit, live=args.live
+        )
     refused = any(r.refusal is not None for r in arms.values())
     if args.json:
         data = {

@@ -5,7 +5,7 @@ selected the card, with 1-based ranks inside each arm's window.
 
 * Each window is a fixed number (``[search] window``), never derived from the
   result limit, so asking for more results never reorders the first ones
-  (RFC 0048's law 3). The window is cut with the shared rank order, so ties
+  (the fusion's stability law). The window is cut with the shared rank order, so ties
   straddling its edge are decided by card name.
 * Fused ties break by card name (the shared rank order again).
 * Every hit carries each arm's ``ArmScore(rank, score)``, or ``None`` where

@@ -16,6 +16,9 @@ failure with a message and the command that fixes it:
 10. the ``card`` table cannot be walked; 11. any card blob is not
     ``dimensions * 4`` bytes.
 
+Checks 4 and 6-11 are ``producer.index_checks`` problems of severity ``REFUSE``;
+the vectors that fail the unit-length check are its ``LEAVE_OUT`` problems.
+
 A ``SemanticIndex`` holds the card vectors as one contiguous float32 matrix
 with a row per vault card (in the vault's name order; all-zero rows for cards
 absent from the index), the stored query vectors (blobs, checked when used),
@@ -23,7 +26,8 @@ and the per-card status: ``fresh``, ``stale`` (content hash differs; still
 scored) or ``missing``; index rows whose card left the vault are ``orphans``.
 
 One vectorised pass at load checks every card and query vector: finite and of
-unit length within ``UNIT_TOLERANCE`` (as ``verify``). A card whose vector
+unit length (``producer.index_checks``, the validator ``verify`` and the
+producer use too). A card whose vector
 fails, and every row of a name the index holds twice, are left out of
 semantic and hybrid (``excluded``) with a warning; a failing query vector is
 dropped from ``queries``, so a live embedding or the refusal follows.
@@ -39,10 +43,6 @@ import numpy as np
 from hqltui.core.ranking import Refusal, Warning
 from producer.config import Config
 from producer.index import (
-    MAX_DIMENSIONS,
-    METRIC,
-    SCHEMA_VERSION,
-    UNIT_TOLERANCE,
     IndexBusy,
     StoreError,
     connect_readonly,
@@ -50,7 +50,18 @@ from producer.index import (
     same_vault,
 )
 from producer.index import unpack as unpack_vectors
+from producer.index_checks import (
+    duplicate_problem,
+    model_count_problem,
+    model_problems,
+    not_unit_problem,
+    schema_problem,
+    unit_blobs,
+    unit_rows,
+    width_problem,
+)
 from producer.vault import Vault
+from producer.wording import listed
 
 BUILD = "hql-semantics build"
 
@@ -127,56 +138,40 @@ class SemanticIndex:
             )
             for name in self.stale_names
         ]
-        n = len(self.missing_names)
-        if n:
-            noun = "1 card is" if n == 1 else f"{n} cards are"
-            out.append(
-                Warning(
-                    "absent",
-                    f"{noun} absent from the index, so left out of the semantic ranking "
-                    f"(rebuild: {BUILD})",
-                    self.missing_names,
-                )
-            )
+        if self.missing_names:
+            out.append(_counted(
+                "absent", self.missing_names, ("1 card is", "{n} cards are"),
+                "absent from the index, so left out of the semantic ranking",
+            ))
+        left_out = f"so it is left out of semantic and hybrid (rebuild: {BUILD})"
         for name in self.invalid_names:
-            out.append(
-                Warning(
-                    "index",
-                    f"`{name}` has a stored vector that is not finite and unit length, so it "
-                    f"is left out of semantic and hybrid (rebuild: {BUILD})",
-                    (name,),
-                )
-            )
+            out.append(Warning("index", f"{not_unit_problem(name).message}, {left_out}", (name,)))
         for name in self.duplicate_names:
-            out.append(
-                Warning(
-                    "index",
-                    f"`{name}` has more than one row in the index, so both are left out of "
-                    f"semantic and hybrid (rebuild: {BUILD})",
-                    (name,),
-                )
-            )
+            out.append(Warning(
+                "index",
+                f"{duplicate_problem(name).message}, so both are left out of semantic and "
+                f"hybrid (rebuild: {BUILD})",
+                (name,),
+            ))
         for text in self.invalid_queries:
-            out.append(
-                Warning(
-                    "index",
-                    f"the stored vector for the query `{text}` is not finite and unit length, "
-                    f"so it is not used (rebuild: {BUILD})",
-                )
-            )
-        n = len(self.orphan_names)
-        if n:
-            noun = "1 index row names a card" if n == 1 else f"{n} index rows name cards"
-            shown = ", ".join(f"`{x}`" for x in self.orphan_names[:5])
-            more = f" and {n - 5} more" if n > 5 else ""
-            out.append(
-                Warning(
-                    "orphan",
-                    f"{noun} no longer in the vault: {shown}{more} (rebuild: {BUILD})",
-                    self.orphan_names,
-                )
-            )
+            out.append(Warning(
+                "index",
+                f"{not_unit_problem(text, query=True).message}, so it is not used "
+                f"(rebuild: {BUILD})",
+            ))
+        if self.orphan_names:
+            out.append(_counted(
+                "orphan", self.orphan_names,
+                ("1 index row names a card", "{n} index rows name cards"),
+                f"no longer in the vault: {listed(self.orphan_names)}",
+            ))
         return tuple(out)
+
+
+def _counted(kind: str, names: tuple[str, ...], nouns: tuple[str, str], rest: str) -> Warning:
+    """One warning for many cards: "1 card is …" / "3 cards are …", then the rebuild."""
+    noun = nouns[0] if len(names) == 1 else nouns[1].format(n=len(names))
+    return Warning(kind, f"{noun} {rest} (rebuild: {BUILD})", names)
 
 
 def open_index(vault: Vault, config: Config) -> SemanticIndex | Refusal:
@@ -242,10 +237,9 @@ def _read(
     except sqlite3.Error as exc:
         return Refusal(f"the index has no readable metadata: {exc}", fix)
     version, built_for, built_at, tool = meta
-    if version != SCHEMA_VERSION:
-        return Refusal(
-            f"unknown index schema: {version}, and this reader knows {SCHEMA_VERSION}", fix
-        )
+    problem = schema_problem(version)
+    if problem:
+        return Refusal(problem.message, fix)
     if not isinstance(built_for, str) or not same_vault(built_for, vault.root):
         return Refusal(
             f"the index was built for `{built_for}` and this vault is "
@@ -256,40 +250,20 @@ def _read(
         rows = conn.execute(
             "SELECT id, revision, dimensions, metric, normalized FROM model"
         ).fetchall()
-        if not rows:
-            raise sqlite3.OperationalError("the model table is empty")
-        if len(rows) > 1:
-            raise sqlite3.OperationalError(f"the model table has {len(rows)} rows, not one")
     except sqlite3.Error as exc:
         return Refusal(f"the index names no model: {exc}", fix)
+    problems = [model_count_problem(len(rows))] if len(rows) != 1 else model_problems(*rows[0][2:])
+    if problems and problems[0] is not None:
+        return Refusal(problems[0].message, fix)
     model_id, revision, dims, metric, normalized = rows[0]
-    if isinstance(dims, bool) or not isinstance(dims, int) or not 0 < dims <= MAX_DIMENSIONS:
-        return Refusal(
-            f"the index declares {dims} dimensions, and this reader reads 1 to "
-            f"{MAX_DIMENSIONS}",
-            fix,
-        )
-    if normalized == 0:
-        return Refusal(
-            "the index declares its vectors are not normalized; scores are dot products, "
-            "which equal cosine only for unit vectors: rebuild it",
-            fix,
-        )
-    if metric != METRIC:
-        return Refusal(
-            f"the index declares the metric `{metric}`, and this reader computes `{METRIC}`",
-            fix,
-        )
     try:
         card_rows = conn.execute("SELECT name, content_hash, embedding FROM card").fetchall()
     except sqlite3.Error as exc:
         return Refusal(f"the index has no readable cards: {exc}", fix)
-    width = dims * 4
     for name, _, blob in card_rows:
-        size = len(blob) if isinstance(blob, bytes | bytearray | memoryview) else -1
-        if size != width:
-            shown = f"a {size}-byte vector" if size >= 0 else "no vector blob"
-            return Refusal(f"`{name}` has {shown} where {width} bytes were declared", fix)
+        wrong = width_problem(str(name), blob, dims)
+        if wrong:
+            return Refusal(wrong.message, fix)
     try:
         queries = {
             text: bytes(blob)
@@ -300,7 +274,7 @@ def _read(
         queries = {}  # no query table: every query needs a live vector or a rebuild
 
     bad_queries = sorted(
-        text for text, ok in zip(queries, unit_rows(list(queries.values()), dims), strict=True)
+        text for text, ok in zip(queries, unit_blobs(list(queries.values()), dims), strict=True)
         if not ok
     )
     for text in bad_queries:
@@ -329,7 +303,7 @@ def _read(
     invalid: set[int] = set()
     if blobs:
         vectors = unpack_vectors(b"".join(blobs)).reshape(len(blobs), dims)
-        good = unit_rows(vectors, dims)
+        good = unit_rows(vectors)
         invalid = {i for i, ok in zip(rows_at, good.tolist(), strict=True) if not ok} - doubled
         keep = good & ~np.isin(np.asarray(rows_at), list(doubled | invalid))
         at = np.asarray(rows_at)[keep]
@@ -361,18 +335,3 @@ def _read(
         names=tuple(names),
     )
 
-
-def unit_rows(vectors: np.ndarray | list[bytes], dims: int) -> np.ndarray:
-    """One vectorised pass: which rows are finite and of unit length within the
-    tolerance ``verify`` uses (norms in float64). Byte blobs of another width than
-    ``dims`` count as good here: their length is checked where they are used."""
-    if isinstance(vectors, list):
-        sized = [i for i, b in enumerate(vectors) if len(b) == dims * 4]
-        out = np.ones(len(vectors), dtype=bool)
-        if sized:
-            packed = b"".join(vectors[i] for i in sized)
-            out[sized] = unit_rows(unpack_vectors(packed).reshape(len(sized), dims), dims)
-        return out
-    with np.errstate(over="ignore", invalid="ignore"):
-        norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors, dtype=np.float64))
-    return np.isfinite(norms) & (np.abs(norms - 1.0) <= UNIT_TOLERANCE)

@@ -58,18 +58,15 @@ Public API (stable; the app and the commands build on it):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from hqltui.core.oneline import REASON_CHARS, one_line
-from producer.config import LEXICAL_ARMS  # the one list: what [search] lexical accepts
 
 __all__ = [
-    "ARMS",
-    "LEXICAL_ARMS",
     "WARNING_KINDS",
     "ArmScore",
     "arm_failure",
@@ -85,7 +82,6 @@ __all__ = [
     "refine",
 ]
 
-ARMS = ("hashbag", "bm25", "semantic", "hybrid")
 WARNING_KINDS = ("stale", "absent", "orphan", "loader", "config", "link", "embedder", "arm")
 
 
@@ -97,6 +93,16 @@ class Warning:  # noqa: A001 - the project's own word for it; builtins.Warning i
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "message": self.message, "cards": list(self.cards)}
+
+
+def merge_warnings(*groups: Iterable[Warning]) -> tuple[Warning, ...]:
+    """The warnings of every group in order, each message once (the first kept): the
+    session's and every arm's answer, as the CLI and the app both list them."""
+    seen: dict[str, Warning] = {}
+    for group in groups:
+        for warning in group:
+            seen.setdefault(warning.message, warning)
+    return tuple(seen.values())
 
 
 @dataclass(frozen=True)

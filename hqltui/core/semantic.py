@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -259,3 +260,10 @@ def semantic_scores(index: SemanticIndex, vector: np.ndarray, cut: int | None) -
     if not index.present.all():
         scores[~index.present] = 0.0
     return scores
+
+
+def embed_local(local: Any, text: str, live: bool) -> QueryVector:
+    """``query_vector`` for an engine ``LocalCards`` (given to it by the caller, so the
+    engine client never imports the model itself)."""
+    return query_vector(local.index, local.vault, local.config, text, live=live,
+                        embedders=local.embedders)

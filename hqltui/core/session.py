@@ -11,15 +11,16 @@ Public API (stable; the app and the commands build on it):
     the index; tests inject it.
 
 ``session.query(text, *, lexical=None, limit=None, live=False) -> Answer``
-    ``Answer(query, lexical, semantic, hybrid)``: three ``Ranking``s of this one
-    snapshot. ``lexical`` picks the lexical arm (``bm25`` or ``hashbag``;
-    default ``[search] lexical``) and is the arm hybrid fuses; ``limit`` defaults
-    to ``[search] limit``; ``live=True`` allows a live query embedding through
-    the configured ``http`` embedder (text leaves the machine). A blank query
-    gives three empty rankings.
+    ``Answer``: a mapping arm -> ``Ranking`` of this one snapshot, holding the
+    fused lexical arm, every semantic arm and ``hybrid`` (``answer.lexical``,
+    ``.semantic``, ``.hybrid`` name them too). ``lexical`` picks the lexical arm
+    (one of ``arms.LEXICAL_ARMS``; default ``[search] lexical``) and is the arm
+    hybrid fuses; ``limit`` defaults to ``[search] limit``; ``live=True`` allows a
+    live query embedding through the configured ``http`` embedder (text leaves
+    the machine). A blank query gives empty rankings.
 
 ``session.rank(text, arm, *, limit=None, live=False) -> Ranking``
-    One arm alone: ``hashbag``, ``bm25``, ``semantic`` or ``hybrid``.
+    One ranking alone: any name in ``arms.RANKINGS`` (every arm, and ``hybrid``).
 
 ``session.scores(text, arm, *, live=False) -> ndarray | Refusal``
     Every card's exact score for one single arm, aligned with ``session.names``.
@@ -52,7 +53,7 @@ Public API (stable; the app and the commands build on it):
     ``orphan`` warnings — or its refusal, as a ``config`` warning — and every
     arm whose structures could not be built (``arm``).
 
-A broken arm refuses alone (SPEC §11): building each arm's structures (the
+A broken arm refuses alone: building each arm's structures (the
 shared term counts, the hashbag matrix, the bm25 postings, opening the index)
 and scoring each arm run under their own guard. An exception there becomes
 that arm's ``Refusal`` (``ranking.arm_failure``: the arm's name and the error
@@ -62,29 +63,23 @@ arm it fuses.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
-from hqltui.core import hybrid
+from hqltui.core import arms
+from hqltui.core.arms import ARMS, HYBRID, LEXICAL_ARMS, SEMANTIC_ARMS
+from hqltui.core.config import AppConfig as Config
+from hqltui.core.config import SearchConfig, load_config
 from hqltui.core.hybrid import ArmScores
 from hqltui.core.index_reader import SemanticIndex, open_index
-from hqltui.core.lexical import (
-    BM25,
-    BM25_MODEL,
-    BM25_REVISION,
-    HASHBAG_MODEL,
-    HASHBAG_REVISION,
-    Hashbag,
-    TermCounts,
-)
+from hqltui.core.lexical import TermCounts
 from hqltui.core.oneline import link_target
 from hqltui.core.ranking import (
-    LEXICAL_ARMS,
     Ranking,
     Refusal,
     Retrieval,
@@ -93,17 +88,14 @@ from hqltui.core.ranking import (
     hits_at,
     rank,
     rank_indices,
-    refine,
 )
-from hqltui.core.semantic import LiveEmbedders, query_vector, semantic_scores
-from producer.config import Config, SearchConfig, load_config
+from hqltui.core.semantic import LiveEmbedders, embed_local, query_vector, semantic_scores
 from producer.parse_cache import ParseCache
 from producer.vault import Card, Vault, load_vault
 
 __all__ = ["Answer", "IndexSummary", "Session"]
 
 Clock = Callable[[], datetime]
-HASHBAG_TOLERANCE = 1e-12
 T = TypeVar("T")
 
 
@@ -115,31 +107,43 @@ def _guarded(arm: str, doing: str, step: Callable[[], T]) -> T | Refusal:
         return arm_failure(arm, doing, exc)
 
 
-# Each lexical arm's structure, built from the shared term counts.
-LEXICAL_BUILDERS: dict[str, Callable[[TermCounts], Hashbag | BM25]] = {
-    "hashbag": Hashbag,
-    "bm25": BM25,
-}
-
-
 def _now() -> datetime:
     return datetime.now(UTC)
 
 
-@dataclass(frozen=True)
-class Answer:
+@dataclass(frozen=True, eq=False)
+class Answer(Mapping[str, Ranking]):
+    """arm -> ranking for one query: the fused lexical arm, every semantic arm, and hybrid
+    (in ``arms.RANKINGS`` order). ``lexical``/``semantic``/``hybrid`` name them too."""
+
     query: str
-    lexical: Ranking
-    semantic: Ranking
-    hybrid: Ranking
+    rankings: dict[str, Ranking]
+    lexical_arm: str
+
+    def __getitem__(self, arm: str) -> Ranking:
+        return self.rankings[arm]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.rankings)
+
+    def __len__(self) -> int:
+        return len(self.rankings)
+
+    @property
+    def lexical(self) -> Ranking:
+        return self.rankings[self.lexical_arm]
+
+    @property
+    def semantic(self) -> Ranking:
+        return self.rankings[SEMANTIC_ARMS[0]]
+
+    @property
+    def hybrid(self) -> Ranking:
+        return self.rankings[HYBRID]
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "query": self.query,
-            "lexical": self.lexical.to_json(),
-            "semantic": self.semantic.to_json(),
-            "hybrid": self.hybrid.to_json(),
-        }
+        return {"query": self.query, "lexical_arm": self.lexical_arm,
+                "arms": {arm: r.to_json() for arm, r in self.rankings.items()}}
 
 
 @dataclass(frozen=True)
@@ -176,7 +180,7 @@ class Session:
     root: Path
     vault: Vault
     config: Config
-    lexical: dict[str, Hashbag | BM25 | Refusal]
+    lexical: dict[str, Any]  # each lexical arm's structure (arms.Arm.build), or its refusal
     index: SemanticIndex | None
     index_refusal: Refusal | None
     loaded_at: datetime
@@ -222,15 +226,16 @@ class Session:
         )
 
     @staticmethod
-    def _build_lexical(texts: list[str]) -> dict[str, Hashbag | BM25 | Refusal]:
+    def _build_lexical(texts: list[str]) -> dict[str, Any]:
         """Each lexical arm's structure, or its refusal (both refuse if the counts fail)."""
         try:
             counts = TermCounts(texts)
         except Exception as exc:  # noqa: BLE001 - both lexical arms refuse; semantic answers
-            return {arm: arm_failure(arm, "cannot be built", exc) for arm in LEXICAL_BUILDERS}
+            return {arm: arm_failure(arm, "cannot be built", exc) for arm in LEXICAL_ARMS}
         return {
-            arm: _guarded(arm, "cannot be built", lambda build=build: build(counts))
-            for arm, build in LEXICAL_BUILDERS.items()
+            arm.name: _guarded(arm.name, "cannot be built", lambda build=arm.build: build(counts))
+            for arm in ARMS.values()
+            if arm.build is not None
         }
 
     def reload(self) -> Session:
@@ -239,6 +244,9 @@ class Session:
         )
 
     # ------------------------------------------------------------------ facts
+
+    # How the engine client embeds a query with this session's model (see LocalCards).
+    embed_query = staticmethod(embed_local)
 
     @property
     def search(self) -> SearchConfig:
@@ -295,8 +303,7 @@ class Session:
         if self.vault.notice:
             out.append(Warning("loader", self.vault.notice))
         for message in self.vault.warnings:
-            kind = "link" if "Relation" in message and "resolve" in message else "loader"
-            out.append(Warning(kind, message))
+            out.append(Warning(getattr(message, "kind", "loader"), str(message)))
         for table, message in sorted(self.config.errors.items()):
             if self.config.file_error:
                 break  # the whole file is broken: one message, below
@@ -321,44 +328,30 @@ class Session:
     # ------------------------------------------------------------------ arms
 
     def _lexical_retrieval(self, arm: str, text: str) -> Retrieval:
-        model, revision, metric = (
-            (HASHBAG_MODEL, HASHBAG_REVISION, "cosine")
-            if arm == "hashbag"
-            else (BM25_MODEL, BM25_REVISION, "bm25")
-        )
+        declared = arms.lexical_arm(arm)
         return Retrieval(
             arm=arm,
             query=text,
             index=self.root.as_posix(),
-            model=model,
-            revision=revision,
-            metric=metric,
+            model=declared.model,
+            revision=declared.revision,
+            metric=declared.metric,
             approximate=False,
             query_vector_source="text",
         )
 
     def _lexical(self, arm: str, text: str, cut: int | None) -> ArmScores:
-        if arm not in LEXICAL_ARMS:
-            raise ValueError(f"unknown lexical arm `{arm}`; accepted: {', '.join(LEXICAL_ARMS)}")
+        declared = arms.lexical_arm(arm)  # ValueError for a name that is not a lexical arm
         retrieval = self._lexical_retrieval(arm, text)
         built = self.lexical[arm]
         if isinstance(built, Refusal):
             return ArmScores(arm, None, retrieval, refusal=built)
-        scores = _guarded(
-            arm, "failed on this query", lambda: self._score_lexical(built, text, cut)
-        )
+        assert declared.score is not None
+        score = declared.score
+        scores = _guarded(arm, "failed on this query", lambda: score(built, text, cut))
         if isinstance(scores, Refusal):
             return ArmScores(arm, None, retrieval, refusal=scores)
         return ArmScores(arm, scores, retrieval)
-
-    @staticmethod
-    def _score_lexical(built: Hashbag | BM25, text: str, cut: int | None) -> np.ndarray:
-        if isinstance(built, BM25):
-            return built.scores(text)
-        # One matrix product, then exact sums wherever a score can decide the cut.
-        return refine(
-            built.scores(text), lambda at: built.exact(text, at), cut, HASHBAG_TOLERANCE
-        )
 
     def _semantic(self, text: str, cut: int | None, live: bool) -> ArmScores:
         if self.index is None:
@@ -424,34 +417,41 @@ class Session:
         self, text: str, *, lexical: str | None = None, limit: int | None = None, live: bool = False
     ) -> Answer:
         arm = lexical or self.search.lexical
+        arms.lexical_arm(arm)
         limit = self._limit(limit)
+        fused = (arm, *SEMANTIC_ARMS)
         if not text.strip():
-            return Answer(text, self._empty(arm, text), Ranking(), Ranking())
+            return Answer(text, {a: self._empty(a, text) for a in (*fused, HYBRID)}, arm)
         cut = max(limit, self.search.window)
-        lex = self._ranked(self._lexical(arm, text, cut), cut)
-        sem = self._ranked(self._semantic(text, cut, live), cut)
-        return Answer(
-            text,
-            self._ranking(lex, limit),
-            self._ranking(sem, limit),
-            self._fuse(text, lex, sem, limit),
-        )
+        scored = {a: self._ranked(self._scored(a, text, cut, live), cut) for a in fused}
+        rankings = {a: self._ranking(s, limit) for a, s in scored.items()}
+        rankings[HYBRID] = self._fuse(text, list(scored.values()), limit)
+        return Answer(text, rankings, arm)
+
+    def _scored(self, arm: str, text: str, cut: int | None, live: bool) -> ArmScores:
+        """One arm's scores, by the kind the registry declares for it."""
+        if arm not in ARMS:
+            raise ValueError(f"unknown arm `{arm}`; accepted: {', '.join(ARMS)}")
+        if ARMS[arm].kind == arms.SEMANTIC:
+            return self._semantic(text, cut, live)
+        return self._lexical(arm, text, cut)
 
     def rank(self, text: str, arm: str, *, limit: int | None = None, live: bool = False) -> Ranking:
         limit = self._limit(limit)
-        if arm == "hybrid":
+        if arm == HYBRID:
             return self.query(text, limit=limit, live=live).hybrid
+        if arm not in ARMS:
+            raise ValueError(f"unknown arm `{arm}`; accepted: {', '.join(arms.RANKINGS)}")
         if not text.strip():
             return self._empty(arm, text)
-        if arm == "semantic":
-            return self._ranking(self._semantic(text, limit, live), limit)
-        return self._ranking(self._lexical(arm, text, limit), limit)
+        return self._ranking(self._scored(arm, text, limit, live), limit)
 
-    def _fuse(self, text: str, lex: ArmScores, sem: ArmScores, limit: int) -> Ranking:
+    def _fuse(self, text: str, scored: list[ArmScores], limit: int) -> Ranking:
         s = self.search
-        weights = {lex.arm: s.weights.lexical, "semantic": s.weights.semantic}
-        return hybrid.fuse(
-            [lex, sem],
+        weight = {arms.LEXICAL: s.weights.lexical, arms.SEMANTIC: s.weights.semantic}
+        weights = {a.arm: weight[ARMS[a.arm].kind] for a in scored}
+        return arms.FUSIONS[arms.DEFAULT_FUSION].fuse(
+            scored,
             self.names,
             query=text,
             k=s.rrf_k,
@@ -463,10 +463,7 @@ class Session:
 
     def scores(self, text: str, arm: str, *, live: bool = False) -> np.ndarray | Refusal:
         """Every card's score for one single arm (aligned with ``names``), exact everywhere."""
-        if arm == "semantic":
-            scored = self._semantic(text, None, live)
-        else:
-            scored = self._lexical(arm, text, None)
+        scored = self._scored(arm, text, None, live)
         if scored.refusal is not None or scored.scores is None:
             assert scored.refusal is not None
             return scored.refusal

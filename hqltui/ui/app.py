@@ -25,6 +25,7 @@ from textual.reactive import reactive
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
+from hqltui.core.arms import LEXICAL_ARMS
 from hqltui.ui import editor, engine_views, messages, views
 from hqltui.ui.commands import HqlCommands
 from hqltui.ui.controllers.engine import EngineController
@@ -44,7 +45,6 @@ from hqltui.ui.widgets.engine import EngineRow
 from hqltui.ui.widgets.jobs import JobsPanel
 from hqltui.ui.widgets.query import QueryInput
 from hqltui.ui.widgets.ranking import RankingColumn
-from producer.config import LEXICAL_ARMS
 from producer.terminal import shown
 
 if TYPE_CHECKING:

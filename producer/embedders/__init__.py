@@ -26,6 +26,7 @@ import numpy as np
 
 from producer.config import PROVIDERS, ConfigError, EmbedderConfig
 from producer.index import MAX_DIMENSIONS
+from producer.index_checks import dimensions_ok
 
 OnBatch = Callable[[int], None]
 """Called after each batch with the number of texts embedded so far."""
@@ -96,7 +97,7 @@ def embed_texts(
             f"{embedder.model_id}: {raw.shape[0] if raw.ndim else 0} vectors for {len(texts)} texts"
         )
     d = raw.shape[1]
-    if not 0 < d <= MAX_DIMENSIONS:
+    if not dimensions_ok(d):
         raise EmbedError(
             f"{embedder.model_id}: {d} dimensions, and the reader accepts 1..{MAX_DIMENSIONS}"
         )
@@ -136,11 +137,7 @@ def check_spec(spec: EmbedderSpec, environ: Mapping[str, str] | None = None) -> 
         spec.check()  # the table's own rules: provider, http's endpoint/model/revision
     except ConfigError as exc:
         raise EmbedError(str(exc)) from None
-    if spec.dimensions is not None and not (
-        isinstance(spec.dimensions, int)
-        and not isinstance(spec.dimensions, bool)
-        and 0 < spec.dimensions <= MAX_DIMENSIONS
-    ):
+    if spec.dimensions is not None and not dimensions_ok(spec.dimensions):
         raise EmbedError(f"`dimensions` must be an integer in 1..{MAX_DIMENSIONS}")
     if spec.provider == "http":
         from producer.embedders.http import check_http_spec

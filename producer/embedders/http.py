@@ -28,6 +28,7 @@ import numpy as np
 
 from producer.embedders import EmbedderSpec, EmbedError, OnBatch, check_spec
 from producer.index import MAX_DIMENSIONS
+from producer.index_checks import dimensions_ok
 
 BATCH_SIZE = 16
 TIMEOUT = 60.0
@@ -189,7 +190,7 @@ class HttpEmbedder:
                         f"{url}: vector {i}: `embedding` holds {x!r}, which is not a number"
                     )
             width = len(emb)
-            if width > MAX_DIMENSIONS:
+            if not dimensions_ok(width):
                 raise self._fail(
                     f"{url}: vector {i}: {width} dimensions, and the reader accepts at most "
                     f"{MAX_DIMENSIONS}"

@@ -1,4 +1,4 @@
-"""Engine indexes on Hotdata: sync, build, verify and search (SPEC section 8).
+"""Engine indexes on Hotdata: sync, build, verify and search.
 
 Public API (the app and ``hql-tui engine`` build on it; ``hotdata`` and
 ``pyarrow`` are imported only when an operation runs):

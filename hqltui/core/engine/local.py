@@ -8,21 +8,18 @@ sync must upload exactly the vectors a fresh build would hold.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hqltui.core.config import AppConfig as Config
+from hqltui.core.config import load_config
 from hqltui.core.engine.errors import EngineRefused
 from hqltui.core.index_reader import SemanticIndex, build_command, open_index
 from hqltui.core.ranking import Refusal
-from producer.config import Config, load_config
 from producer.vault import Vault, load_vault, vault_problem
-
-
-def _names(names: tuple[str, ...] | list[str], shown: int = 8) -> str:
-    head = ", ".join(f"`{n}`" for n in names[:shown])
-    more = f" and {len(names) - shown} more" if len(names) > shown else ""
-    return head + more
+from producer.wording import listed
 
 
 @dataclass
@@ -32,9 +29,13 @@ class LocalCards:
     index: SemanticIndex | None
     refusal: Refusal | None
     embedders: Any = None  # hqltui.core.semantic.LiveEmbedders, when the app shares its own
+    # How a query becomes a vector: (local, text, live) -> hqltui.core.semantic.QueryVector.
+    # Given by the caller, so the engine client itself never imports the model.
+    embed: Callable[[LocalCards, str, bool], Any] | None = None
 
     @classmethod
-    def load(cls, root: str | Path) -> LocalCards:
+    def load(cls, root: str | Path,
+             embed: Callable[[LocalCards, str, bool], Any] | None = None) -> LocalCards:
         root = Path(root)
         problem = vault_problem(root)
         if problem:
@@ -43,13 +44,13 @@ class LocalCards:
         config = load_config(root)
         opened = open_index(vault, config)
         if isinstance(opened, Refusal):
-            return cls(vault, config, None, opened)
-        return cls(vault, config, opened, None)
+            return cls(vault, config, None, opened, embed=embed)
+        return cls(vault, config, opened, None, embed=embed)
 
     @classmethod
     def from_session(cls, session: Any) -> LocalCards:
         return cls(session.vault, session.config, session.index, session.index_refusal,
-                   session.embedders)
+                   session.embedders, embed=session.embed_query)
 
     @property
     def names(self) -> list[str]:
@@ -75,13 +76,13 @@ class LocalCards:
         if ix.missing_names:
             raise EngineRefused(Refusal(
                 f"{len(ix.missing_names)} card(s) have no vector in the local index "
-                f"({_names(ix.missing_names)}); build it before syncing",
+                f"({listed(ix.missing_names)}); build it before syncing",
                 fix,
             ))
         if ix.stale_names:
             raise EngineRefused(Refusal(
                 f"{len(ix.stale_names)} card(s) changed since the local index was built "
-                f"({_names(ix.stale_names)}); build it before syncing",
+                f"({listed(ix.stale_names)}); build it before syncing",
                 fix,
             ))
         return ix

@@ -33,6 +33,7 @@ from hqltui.core.engine.events import EventSink, RowsUploaded, ignore
 from hqltui.core.engine.local import LocalCards, names_table, parquet_bytes
 from hqltui.core.engine.retry import RetryPolicy
 from hqltui.core.engine.settings import EngineSettings
+from hqltui.core.lexical import tokens
 
 MAX_ROUNDS = 4
 SEARCH_TYPES = ("bm25", "vector")
@@ -363,7 +364,6 @@ class VerifyReport:
                 "counts": self.counts(), "probes": self.probes, "summary": self.summary()}
 
 
-_WORD = re.compile(r"[^\W_]+")
 _PLAIN = re.compile(r"^[a-z]{4,40}$")
 
 
@@ -371,12 +371,12 @@ def distinctive_word(local: LocalCards, candidates: list[str]) -> tuple[str, str
     """(card, word): a plain word that occurs in exactly one card's text, for the BM25 probe."""
     seen: dict[str, set[str]] = {}
     for card in local.vault.cards:
-        for word in set(_WORD.findall(card.text.lower())):
+        for word in set(tokens(card.text)):
             seen.setdefault(word, set()).add(card.name)
     by_card = {c.name: c for c in local.vault.cards}
     for name in candidates:
         words = sorted(
-            w for w in set(_WORD.findall(by_card[name].text.lower()))
+            w for w in set(tokens(by_card[name].text))
             if _PLAIN.match(w) and seen.get(w) == {name}
         )
         if words:

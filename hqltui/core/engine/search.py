@@ -90,12 +90,9 @@ def _hits(rows: list[tuple[str, float]]) -> tuple[Hit, ...]:
 
 
 def _query_vector(local: LocalCards, text: str, live: bool) -> Any:
-    from hqltui.core.semantic import query_vector
-
-    if local.index is None:
-        return None
-    return query_vector(local.index, local.vault, local.config, text, live=live,
-                        embedders=local.embedders)
+    if local.embed is None:  # a caller bug, not a user's: every command passes one
+        raise ValueError("LocalCards.embed is needed for a vector search")
+    return local.embed(local, text, live)
 
 
 def search(

@@ -18,8 +18,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from hqltui.core.config import AppConfig as Config
 from hqltui.core.ranking import Refusal
-from producer.config import Config
 
 CATALOG = "default"
 SCHEMA = "public"

@@ -1,0 +1,109 @@
+"""The retrieval arms and the fusion methods: one registry each, the only list of them.
+
+An arm declares its name, its kind (``lexical`` or ``semantic``), how it scores
+and the record its retrieval carries (model, revision, metric). The session, the
+``query`` and ``eval`` commands, the JSON, ``[search] lexical`` and the app read
+these registries; adding an arm is one entry here (and its test).
+
+* A **lexical** arm builds a structure once per vault snapshot from the shared
+  term counts (``build``) and scores a query with it (``score``: every card's
+  score, aligned with the vault's names; ``cut`` is the deepest rank anyone will
+  read, so an arm may refine only what can decide it).
+* The **semantic** arm scores with the vault's embedding index; the session does
+  that (the index, the query vector and its provenance belong to the session).
+* **hybrid** fuses one lexical arm with every semantic arm by a fusion method
+  named in ``FUSIONS`` (today only ``rrf``, reciprocal rank fusion).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hqltui.core import hybrid
+from hqltui.core.lexical import (
+    BM25,
+    BM25_MODEL,
+    BM25_REVISION,
+    HASHBAG_MODEL,
+    HASHBAG_REVISION,
+    Hashbag,
+    TermCounts,
+)
+from hqltui.core.ranking import refine
+
+LEXICAL = "lexical"
+SEMANTIC = "semantic"
+HYBRID = "hybrid"  # the fused ranking's name wherever arms are listed
+
+# The hashbag's float32 matrix product is exact enough to rank all but near-ties;
+# those (scores within this of the cut) are summed again exactly.
+HASHBAG_TOLERANCE = 1e-12
+
+
+@dataclass(frozen=True)
+class Arm:
+    name: str
+    kind: str  # LEXICAL | SEMANTIC
+    metric: str
+    model: str = ""  # empty for the semantic arm: the index names its model
+    revision: str = ""
+    build: Callable[[TermCounts], Any] | None = None  # lexical: structure from the counts
+    score: Callable[[Any, str, int | None], np.ndarray] | None = None  # (built, text, cut)
+
+
+def _hashbag_scores(built: Hashbag, text: str, cut: int | None) -> np.ndarray:
+    # One matrix product, then exact sums wherever a score can decide the cut.
+    return refine(built.scores(text), lambda at: built.exact(text, at), cut, HASHBAG_TOLERANCE)
+
+
+def _bm25_scores(built: BM25, text: str, cut: int | None) -> np.ndarray:
+    return built.scores(text)
+
+
+ARMS: dict[str, Arm] = {
+    arm.name: arm
+    for arm in (
+        Arm("hashbag", LEXICAL, "cosine", HASHBAG_MODEL, HASHBAG_REVISION, Hashbag,
+            _hashbag_scores),
+        Arm("bm25", LEXICAL, "bm25", BM25_MODEL, BM25_REVISION, BM25, _bm25_scores),
+        Arm("semantic", SEMANTIC, "cosine"),
+    )
+}
+
+LEXICAL_ARMS: tuple[str, ...] = tuple(a.name for a in ARMS.values() if a.kind == LEXICAL)
+SEMANTIC_ARMS: tuple[str, ...] = tuple(a.name for a in ARMS.values() if a.kind == SEMANTIC)
+# What `--mode` accepts and `query --mode all` lists, in this order.
+RANKINGS: tuple[str, ...] = (*ARMS, HYBRID)
+
+
+@dataclass(frozen=True)
+class Fusion:
+    name: str
+    model: str
+    revision: str
+    metric: str
+    fuse: Callable[..., Any]  # hybrid.fuse's signature
+
+
+FUSIONS: dict[str, Fusion] = {
+    f.name: f
+    for f in (Fusion(hybrid.FUSION, hybrid.MODEL, hybrid.REVISION, "reciprocal rank",
+                     hybrid.fuse),)
+}
+DEFAULT_FUSION = hybrid.FUSION
+
+
+def lexical_arm(name: str) -> Arm:
+    """The lexical arm ``name``; ``ValueError`` naming the accepted ones otherwise."""
+    arm = ARMS.get(name)
+    if arm is None or arm.kind != LEXICAL:
+        raise ValueError(f"unknown lexical arm `{name}`; accepted: {', '.join(LEXICAL_ARMS)}")
+    return arm
+
+
+def is_lexical(name: str) -> bool:
+    return name in LEXICAL_ARMS

@@ -1,0 +1,115 @@
+"""The app's tables of ``hql.toml``: ``[search]`` and ``[engine]``, each checked here.
+
+``load_config(root)`` reads the file once through ``producer.config.load_config``
+(which owns ``[semantics]``, the file's own refusals and the wording shared by
+all tables) and adds these two tables to what it returns, an ``AppConfig``. A
+broken table is refused alone: its message lands in ``errors`` under its name.
+``[search] lexical`` accepts the lexical arms of ``hqltui.core.arms``. What the
+environment adds to ``[engine]`` (keys, workspace, host) is resolved in
+``hqltui.core.engine.settings``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from hqltui.core.arms import LEXICAL_ARMS
+from producer.config import (
+    Config,
+    ConfigError,
+    known_keys,
+    number_value,
+    open_table,
+    positive_int,
+    string_value,
+)
+from producer.config import load_config as load_file
+
+ENGINE_PROVIDERS = ("hotdata",)
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    provider: str = "hotdata"
+    database: str | None = None
+    table: str = "cards"
+    api_key_env: str = "HOTDATA_API_KEY"
+    workspace_env: str = "HOTDATA_WORKSPACE"
+    host: str | None = None
+
+
+@dataclass(frozen=True)
+class Weights:
+    lexical: float = 1.0
+    semantic: float = 1.0
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    lexical: str = "bm25"
+    rrf_k: float = 60.0
+    weights: Weights = field(default_factory=Weights)
+    window: int = 50
+    limit: int = 20
+
+
+@dataclass
+class AppConfig(Config):
+    """The producer's ``Config`` and the app's own tables."""
+
+    engine: EngineConfig | None = None  # None: no [engine] table
+    search: SearchConfig = field(default_factory=SearchConfig)
+
+
+def engine_table(table: Any, file: Path) -> EngineConfig:
+    accepted = tuple(f.name for f in fields(EngineConfig))
+    where = open_table(table, file, "engine", accepted, "HOTDATA_API_KEY")
+    values = {k: string_value(table, k, where) for k in accepted}
+    config = EngineConfig(**{k: v for k, v in values.items() if v is not None})
+    if config.provider not in ENGINE_PROVIDERS:
+        raise ConfigError(
+            f"{where} unknown engine provider `{config.provider}`; "
+            f"accepted: {', '.join(ENGINE_PROVIDERS)}"
+        )
+    return config
+
+
+def search_table(table: Any, file: Path) -> SearchConfig:
+    where = open_table(table, file, "search", tuple(f.name for f in fields(SearchConfig)))
+    default = SearchConfig()
+    lexical = string_value(table, "lexical", where) or default.lexical
+    if lexical not in LEXICAL_ARMS:
+        raise ConfigError(
+            f"{where} unknown lexical arm `{lexical}`; accepted: {', '.join(LEXICAL_ARMS)}"
+        )
+    weights = default.weights
+    if "weights" in table:
+        raw = table["weights"]
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{where} `weights` must be a table with keys lexical, semantic")
+        known_keys(raw, ("lexical", "semantic"), f"{file}: [search.weights]")
+        weights = Weights(
+            **{k: number_value(v, f"weights.{k}", where, positive=False) for k, v in raw.items()}
+        )
+    rrf_k = default.rrf_k
+    if "rrf_k" in table:
+        rrf_k = number_value(table["rrf_k"], "rrf_k", where, positive=True)
+    return SearchConfig(
+        lexical=lexical,
+        rrf_k=rrf_k,
+        weights=weights,
+        window=positive_int(table, "window", where) or default.window,
+        limit=positive_int(table, "limit", where) or default.limit,
+    )
+
+
+READERS = {"engine": engine_table, "search": search_table}
+
+
+def load_config(root: str | Path) -> AppConfig:
+    """``ROOT/hql.toml`` with every table the app reads; refusals in ``errors``."""
+    config = load_file(root, READERS, AppConfig)
+    assert isinstance(config, AppConfig)
+    return config

@@ -1,0 +1,168 @@
+"""The one validator of an index's contents: every problem, its wording and its severity.
+
+The app's reader (``hqltui.core.index_reader``), the producer (``read_index``,
+``write_index``, ``build``) and ``hql-semantics verify`` all check an index with
+these functions, so each problem reads the same wherever it is shown. A problem
+has a severity:
+
+* ``REFUSE``: the index cannot be used at all (the reader refuses it, naming the
+  build that fixes it; ``read_index`` raises; ``verify`` reports it);
+* ``LEAVE_OUT``: one card or stored query cannot be scored: the reader leaves it
+  out of semantic and hybrid (a query vector is not used) with a warning, and
+  the rest of the index still answers.
+
+The dimension bound (``dimensions_ok``) and the unit-length rule (``unit_rows``)
+are each written here once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from producer.index import (
+    MAX_DIMENSIONS,
+    METRIC,
+    SCHEMA_VERSION,
+    UNIT_TOLERANCE,
+    sql_value,
+)
+
+REFUSE = "refuse"
+LEAVE_OUT = "leave out"
+
+
+@dataclass(frozen=True)
+class IndexProblem:
+    kind: str  # verify's names: unknown_schema, models, dimensions, metric, ...
+    severity: str  # REFUSE | LEAVE_OUT
+    message: str
+    name: str | None = None  # the card (or query text) it concerns
+
+
+def dimensions_ok(dims: object) -> bool:
+    """A vector width this project reads and writes: an integer in 1..MAX_DIMENSIONS."""
+    return isinstance(dims, int) and not isinstance(dims, bool) and 0 < dims <= MAX_DIMENSIONS
+
+
+def schema_problem(version: object) -> IndexProblem | None:
+    if version == SCHEMA_VERSION and not isinstance(version, bool):
+        return None
+    return IndexProblem(
+        "unknown_schema", REFUSE,
+        f"unknown index schema: {sql_value(version)}, and this tool knows {SCHEMA_VERSION}",
+    )
+
+
+def model_count_problem(rows: int) -> IndexProblem | None:
+    if rows == 1:
+        return None
+    message = "the index names no model" if rows == 0 else f"the index names {rows} models, not one"
+    return IndexProblem("models", REFUSE, message)
+
+
+def model_problems(dims: object, metric: object, normalized: object) -> list[IndexProblem]:
+    """What the model row declares that the reader cannot score with (all of it)."""
+    out = []
+    if not dimensions_ok(dims):
+        out.append(IndexProblem(
+            "dimensions", REFUSE,
+            f"the index declares {sql_value(dims)} dimensions; 1..{MAX_DIMENSIONS} are read",
+        ))
+    if metric != METRIC:
+        out.append(IndexProblem(
+            "metric", REFUSE,
+            f"the index declares the metric `{metric}`, and the reader computes `{METRIC}`",
+        ))
+    if normalized == 0:
+        out.append(IndexProblem(
+            "not_normalized", REFUSE,
+            "the index declares its vectors are not normalized; scores are dot products, "
+            "which equal cosine only for unit vectors",
+        ))
+    return out
+
+
+_NOT_A_BLOB = {type(None): "NULL", int: "an integer", float: "a number", str: "text"}
+
+
+def width_problem(
+    name: str, blob: object, dims: int, *, query: bool = False
+) -> IndexProblem | None:
+    """A vector that is not a blob, or a blob of another width than the model declares:
+    the index is refused."""
+    kind = "query_blob_length" if query else "blob_length"
+    who = f"the stored vector for the query `{name}`" if query else f"`{name}`"
+    if not isinstance(blob, bytes | bytearray | memoryview):
+        found = _NOT_A_BLOB.get(type(blob), "another value")
+        return IndexProblem(kind, REFUSE, f"{who} holds no vector blob (found {found})", name)
+    if len(blob) == dims * 4:
+        return None
+    what = f"is {len(blob)} bytes" if query else f"has a {len(blob)}-byte vector"
+    return IndexProblem(kind, REFUSE, f"{who} {what} where {dims * 4} bytes were declared", name)
+
+
+def not_unit_problem(name: str, *, query: bool = False) -> IndexProblem:
+    """A vector that is not finite and of unit length: that one card (or query) is left out."""
+    if query:
+        return IndexProblem("query_not_unit", LEAVE_OUT,
+                            f"the stored vector for the query `{name}` is not finite and unit "
+                            "length", name)
+    return IndexProblem("not_unit", LEAVE_OUT,
+                        f"`{name}` has a stored vector that is not finite and unit length", name)
+
+
+def duplicate_problem(name: str) -> IndexProblem:
+    return IndexProblem(
+        "duplicate", LEAVE_OUT, f"`{name}` has more than one row in the index", name
+    )
+
+
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """One vectorised pass: which rows are finite and of unit length (norms in float64,
+    within ``UNIT_TOLERANCE``). The one unit-length rule."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors, dtype=np.float64))
+    return np.isfinite(norms) & (np.abs(norms - 1.0) <= UNIT_TOLERANCE)
+
+
+def unit_blobs(blobs: Sequence[bytes], dims: int) -> np.ndarray:
+    """``unit_rows`` over packed blobs; a blob of another width counts as good here (its
+    width is ``width_problem``'s to judge)."""
+    out = np.ones(len(blobs), dtype=bool)
+    sized = [i for i, b in enumerate(blobs) if len(b) == dims * 4]
+    if sized:
+        packed = np.frombuffer(b"".join(blobs[i] for i in sized), dtype="<f4")
+        out[sized] = unit_rows(packed.reshape(len(sized), dims))
+    return out
+
+
+def duplicated(names: Sequence[str]) -> list[str]:
+    """Names that appear more than once, sorted."""
+    seen: dict[str, int] = {}
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+    return sorted(n for n, count in seen.items() if count > 1)
+
+
+def content_problems(
+    cards: Sequence[tuple[str, object]], queries: Sequence[tuple[str, object]], dims: int
+) -> list[IndexProblem]:
+    """Every vector problem of an index whose model row is good: widths, unit length,
+    doubled names. ``cards`` and ``queries`` are (name or text, blob) pairs."""
+    out: list[IndexProblem] = []
+    for rows, query in ((cards, False), (queries, True)):
+        sized: list[tuple[str, bytes]] = []
+        for name, blob in rows:
+            wrong = width_problem(name, blob, dims, query=query)
+            if wrong:
+                out.append(wrong)
+            else:
+                sized.append((name, bytes(blob)))  # type: ignore[arg-type]
+        good = unit_blobs([b for _, b in sized], dims)
+        out += [not_unit_problem(n, query=query) for (n, _), ok in zip(sized, good, strict=True)
+                if not ok]
+    out += [duplicate_problem(n) for n in duplicated([n for n, _ in cards])]
+    return out
