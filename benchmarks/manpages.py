@@ -61,7 +61,8 @@ FONT_ALTERNATING = {".BR", ".RB", ".BI", ".IB", ".IR", ".RI"}
 FONT_JOINED = {".B", ".I", ".SM", ".SB", ".R", ".CW", ".CR"}
 PARAGRAPH = {".PP", ".LP", ".P", ".HP", ".sp", ".Sp", ".br", ".TP", ".TQ", ".bp", ".ne",
              ".Pp", ".Lp", ".INDENT", ".UNINDENT", ".RS", ".RE", ".Bl", ".El", ".Bd", ".Ed"}
-SKIP_TO = {".de": "..", ".am": "..", ".ig": "..", ".EQ": ".EN", ".PS": ".PE", ".[": ".]"}
+SKIP_TO = {".de": "..", ".de1": "..", ".dei": "..", ".am": "..", ".am1": "..", ".ig": "..",
+           ".EQ": ".EN", ".PS": ".PE", ".[": ".]"}  # definitions, ignored text, eqn, pic, refer
 REQUEST_NAME = re.compile(r"([^\s\\]*)(.*)", re.DOTALL)
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 
@@ -366,6 +367,7 @@ class _Converter:
         self.title_line = ""  # from .TH / .Dt: name(section)
         self.table_tab = "\t"
         self.join_next = False  # the last text line ended in \c
+        self.name_done = False
 
     # output ---------------------------------------------------------------
     def text(self, line: str) -> None:
@@ -377,14 +379,16 @@ class _Converter:
         if self.join_next and self.lines:  # the previous line ended in \c
             self.join_next = False
             self.lines[-1] += line.lstrip()
-            if self.section == "NAME" and self.name_text:
+            if self.section == "NAME" and self.name_text and not self.name_done:
                 self.name_text[-1] += line.lstrip()
             return
         self.lines.append(line)
-        if self.section == "NAME":
+        if self.section == "NAME" and not self.name_done and line.strip():
             self.name_text.append(line)
 
     def blank(self) -> None:
+        if self.section == "NAME" and self.name_text:
+            self.name_done = True  # the title is the NAME section's first paragraph
         if self.lines and self.lines[-1] != "":
             self.lines.append("")
 

@@ -97,6 +97,13 @@ def test_page_without_name_is_titled_by_its_card_name() -> None:
     assert convert((PAGES / "noname.1").read_text(), "noname.1", "1").title == "noname.1"
 
 
+def test_title_is_the_first_paragraph_of_name() -> None:
+    source = ".TH HD 1\n.SH NAME\nhd \\- show bytes\n.sp\n\\fBhd\\fP \\fIfile\\fP\n.SH OPTIONS\n"
+    page = convert(source, "hd.1", "1")
+    assert page.title == "hd - show bytes"
+    assert "## NAME\n\nhd - show bytes\n\nhd file\n\n## OPTIONS" in page.body
+
+
 def test_alias_pages_are_recognised() -> None:
     assert is_alias((PAGES / "alias.1").read_text())
     assert not is_alias((PAGES / "frobnicate.1").read_text())
