@@ -56,3 +56,17 @@ def test_a_missing_vault_is_one_line_and_exit_1(tmp_path):
 def test_the_console_scripts_exist():
     bindir = Path(sys.executable).parent
     assert (bindir / "hql-tui").exists() and (bindir / "hql-semantics").exists()
+
+
+def test_a_link_target_spanning_lines_is_listed_on_one_cut_line(tmp_path):
+    from producer.vault import load_vault
+
+    (tmp_path / ".hmd").mkdir()
+    target = "\n.B \\-\\-color\n[=\n.I WHEN\n]\n" + "colorize the output; " * 10
+    (tmp_path / "ls.1.md").write_text(f"# ls\n\n.SH SYNOPSIS\nls [[{target}]] FILE\n")
+    result = run(str(tmp_path), "--list")
+    assert result.returncode == 0, result.stderr
+    tail = result.stdout.split("unresolved links (1)\n", 1)[1]
+    assert tail == "  ls.1 -> [[.B \\-\\-color [= .I WHEN ] colorize the output; colorize the…]]\n"
+    # Only the display is cut: the link keeps its whole target, as hql parses it.
+    assert load_vault(tmp_path).cards[0].links[0].target == target.strip()

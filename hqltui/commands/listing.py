@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from hqltui.core.oneline import link_target
 from producer.config import load_config
 from producer.vault import load_vault
 
@@ -59,6 +60,6 @@ def list_vault(root: str) -> int:
     unresolved = vault.unresolved()
     if unresolved:
         out.append(f"unresolved links ({len(unresolved)})")
-        out.extend(f"  {card} -> [[{target}]]" for card, target in unresolved)
+        out.extend(f"  {card} -> [[{link_target(target)}]]" for card, target in unresolved)
     print("\n".join(out))
     return 0

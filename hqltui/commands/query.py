@@ -61,7 +61,8 @@ def render_text(arms: dict[str, Any], session: Any, out: list[str]) -> None:
         out.append(f"{label}  [{_provenance(ranking)}]" if ranking.retrieval else label)
         if ranking.refusal is not None:
             out.append(f"  refused: {ranking.refusal.message}")
-            out.append(f"  fix: {ranking.refusal.fix}")
+            if ranking.refusal.fix:
+                out.append(f"  fix: {ranking.refusal.fix}")
         elif not ranking.hits:
             out.append(f"  no {'lexical' if name in ('bm25', 'hashbag') else name} match")
         else:

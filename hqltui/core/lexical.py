@@ -20,10 +20,12 @@ The scorer is bit-exact with ``hql``'s ``lexical`` matcher:
 5. Per bucket weight ``1 + ln(count)``; L2-normalise (a zero vector stays zero).
 6. The score of a query against a text is the dot product of their vectors.
 
-``LexicalIndex`` holds what both lexical arms need for one snapshot of a vault,
-built once: the vocabulary, per-card term counts, the hashbag matrix (one row
-per card, each row bit-for-bit the scalar ``hashbag_vector``) and the ``bm25``
-inverted index (postings with their precomputed term weights).
+One snapshot's structures are built once: ``TermCounts`` (the vocabulary and
+per-card term counts), then from it, separately, ``Hashbag`` (the matrix, one
+column per card, each bit-for-bit the scalar ``hashbag_vector``) and ``BM25``
+(the inverted index, postings with their precomputed term weights), so a
+session can let one of them refuse without the other. ``LexicalIndex`` bundles
+all three.
 
 * ``hashbag_scores(query)`` is one matrix-vector product; the positions that
   can reach the requested cut are then rescored with sequential sums
@@ -50,13 +52,17 @@ __all__ = [
     "BM25_K1",
     "BM25_MODEL",
     "BM25_REVISION",
+    "BM25",
+    "Hashbag",
     "LexicalIndex",
+    "TermCounts",
     "FNV_OFFSET_BASIS",
     "FNV_PRIME",
     "HASHBAG_DIMENSIONS",
     "HASHBAG_MODEL",
     "HASHBAG_REVISION",
     "bucket",
+    "damped",
     "dot",
     "fnv1a64",
     "hashbag_score",
@@ -183,13 +189,28 @@ def hashbag_score(query: str, text: str) -> float:
 
 # ------------------------------------------------------------- one snapshot's index
 
+# ``1 + ln(c)`` for the small counts almost every bucket holds, computed once with
+# ``math.log`` (the scalar code's function, so the floats are the same).
+_TABLE_SIZE = 4096
+_LOG_TABLE = np.array(
+    [0.0] + [1.0 + math.log(c) for c in range(1, _TABLE_SIZE)], dtype=np.float64
+)
 
-def _log_weights(max_count: int) -> np.ndarray:
-    """``1 + ln(c)`` for every count up to ``max_count`` (0 for 0), via ``math.log``."""
-    table = np.zeros(max_count + 1, dtype=np.float64)
-    for c in range(1, max_count + 1):
-        table[c] = 1.0 + math.log(c)
-    return table
+
+def damped(counts: np.ndarray) -> np.ndarray:
+    """``1 + ln(c)`` of every bucket count (0 for 0), bit-equal to the scalar ``_weights``.
+
+    A bucket's count is the sum of the counts of every term hashed into it, so
+    it can exceed any single term's count and is bounded only by the card's
+    length. Small counts come from a table; the few beyond it (long, repetitive
+    cards) are computed one by one with ``math.log``.
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    out = _LOG_TABLE[np.minimum(counts, _TABLE_SIZE - 1)]
+    big = np.flatnonzero(counts >= _TABLE_SIZE)
+    if big.size:
+        out[big] = [1.0 + math.log(c) for c in counts[big].tolist()]
+    return out
 
 
 def _stable_order(keys: np.ndarray, bound: int) -> np.ndarray:
@@ -209,10 +230,12 @@ def _stable_order(keys: np.ndarray, bound: int) -> np.ndarray:
     return order
 
 
-class LexicalIndex:
-    """Both lexical arms' structures for a list of texts (aligned with the card order)."""
+class TermCounts:
+    """Per-card term counts of a list of texts: what both lexical arms are built from.
 
-    _CHUNK = 4096  # cards per block when filling the hashbag matrix
+    ``terms``/``tf``/``docs`` are parallel arrays (one entry per distinct term
+    of a card, cards in order); ``ptr[i]:ptr[i + 1]`` is card ``i``'s slice.
+    """
 
     def __init__(self, texts: Sequence[str]) -> None:
         # Terms are keyed by their UTF-8 bytes (what FNV-1a hashes); 1-byte pieces
@@ -231,55 +254,48 @@ class LexicalIndex:
         vocab.default_factory = None
         n = len(doc_ptr) - 1
         self.size = n
-        terms = np.frombuffer(term_ids, dtype=np.int64) if term_ids else np.zeros(0, np.int64)
-        tf = np.frombuffer(tfs, dtype=np.int64) if tfs else np.zeros(0, np.int64)
-        docs = np.repeat(np.arange(n, dtype=np.int64), np.diff(np.frombuffer(doc_ptr, np.int64)))
-        self.vocab = vocab
-        self.doc_len = np.bincount(docs, weights=tf, minlength=n).astype(np.float64)
-        ptr = np.searchsorted(docs, np.arange(n + 1))
-
-        # hashbag: counts per (card, bucket), damped, normalised exactly as the scalar code
-        buckets = np.fromiter(
-            (fnv1a64(t) % HASHBAG_DIMENSIONS for t in vocab), dtype=np.int64, count=len(vocab)
+        self.vocab: dict[bytes, int] = vocab
+        self.terms = (
+            np.frombuffer(term_ids, dtype=np.int64) if term_ids else np.zeros(0, np.int64)
         )
+        self.tf = np.frombuffer(tfs, dtype=np.int64) if tfs else np.zeros(0, np.int64)
+        self.docs = np.repeat(
+            np.arange(n, dtype=np.int64), np.diff(np.frombuffer(doc_ptr, np.int64))
+        )
+        self.doc_len = np.bincount(self.docs, weights=self.tf, minlength=n).astype(np.float64)
+        self.ptr = np.searchsorted(self.docs, np.arange(n + 1))
+
+
+class Hashbag:
+    """The hashbag arm's matrix: one column per card, each bit-for-bit ``hashbag_vector``."""
+
+    _CHUNK = 4096  # cards per block when filling the matrix
+
+    def __init__(self, counts: TermCounts) -> None:
+        n = counts.size
+        self.size = n
+        buckets = np.fromiter(
+            (fnv1a64(t) % HASHBAG_DIMENSIONS for t in counts.vocab),
+            dtype=np.int64,
+            count=len(counts.vocab),
+        )
+        docs, terms, tf, ptr = counts.docs, counts.terms, counts.tf, counts.ptr
         # Bucket-major: a query touches only the rows of its own buckets.
-        self.hashbag_columns = np.zeros((HASHBAG_DIMENSIONS, n), dtype=np.float64)
-        table = _log_weights(int(tf.max()) if tf.size else 0)
+        self.columns = np.zeros((HASHBAG_DIMENSIONS, n), dtype=np.float64)
         for start in range(0, n, self._CHUNK):
             stop = min(n, start + self._CHUNK)
             lo, hi = int(ptr[start]), int(ptr[stop])
             flat = (docs[lo:hi] - start) * HASHBAG_DIMENSIONS + buckets[terms[lo:hi]]
-            counts = np.bincount(flat, weights=tf[lo:hi], minlength=(stop - start) * 256)
-            weights = table[counts.astype(np.int64)].reshape(stop - start, HASHBAG_DIMENSIONS)
+            summed = np.bincount(flat, weights=tf[lo:hi], minlength=(stop - start) * 256)
+            weights = damped(summed.astype(np.int64)).reshape(stop - start, HASHBAG_DIMENSIONS)
             # np.cumsum adds left to right, one term at a time: the scalar code's order.
             norms = np.sqrt(np.cumsum(weights * weights, axis=1)[:, -1])
             nonzero = norms > 0.0
             weights[nonzero] /= norms[nonzero, None]
-            self.hashbag_columns[:, start:stop] = weights.T
+            self.columns[:, start:stop] = weights.T
 
-        # bm25: postings grouped by term, documents ascending within a term
-        order = _stable_order(terms, len(vocab))
-        self.post_docs = docs[order].astype(np.int32)
-        post_tf = tf[order].astype(np.float64)
-        df = np.bincount(terms, minlength=len(vocab))
-        self.term_ptr = np.concatenate(([0], np.cumsum(df))).astype(np.int64)
-        self.df = df
-        idf = np.log1p((n - df + 0.5) / (df + 0.5))
-        avgdl = float(self.doc_len.mean()) if n and self.doc_len.sum() > 0 else 1.0
-        self.avgdl = avgdl
-        dl = self.doc_len[self.post_docs]
-        norm = BM25_K1 * (1.0 - BM25_B + BM25_B * dl / avgdl)
-        self.post_weight = np.repeat(idf, df) * (post_tf * (BM25_K1 + 1.0)) / (post_tf + norm)
-
-    # -- hashbag ------------------------------------------------------------
-
-    @property
-    def hashbag(self) -> np.ndarray:
-        """The (cards, 256) hashbag matrix (a view; each row is ``hashbag_vector``)."""
-        return self.hashbag_columns.T
-
-    def hashbag_scores(self, query: str) -> np.ndarray:
-        """Every card's hashbag score, by one matrix-vector product (within ~1e-15).
+    def scores(self, query: str) -> np.ndarray:
+        """Every card's score by one matrix-vector product (within ~1e-15 of the scalar).
 
         Buckets where the query is zero add nothing, so the product runs over
         the query's non-zero buckets only (the rows of the bucket-major matrix).
@@ -288,9 +304,9 @@ class LexicalIndex:
         nz = np.flatnonzero(q)
         if nz.size == 0:
             return np.zeros(self.size, dtype=np.float64)
-        return q[nz] @ self.hashbag_columns[nz]
+        return q[nz] @ self.columns[nz]
 
-    def exact_hashbag(self, query: str, positions: np.ndarray) -> np.ndarray:
+    def exact(self, query: str, positions: np.ndarray) -> np.ndarray:
         """Scores of the cards at ``positions``, summed in bucket order: bit-exact.
 
         The scalar scorer adds ``a * b`` for all 256 buckets in order; the terms
@@ -301,12 +317,33 @@ class LexicalIndex:
         nz = np.flatnonzero(q)
         if positions.size == 0 or nz.size == 0:
             return np.zeros(positions.size, dtype=np.float64)
-        products = self.hashbag_columns[np.ix_(nz, positions)] * q[nz, None]
+        products = self.columns[np.ix_(nz, positions)] * q[nz, None]
         return np.cumsum(products, axis=0)[-1]
 
-    # -- bm25 ---------------------------------------------------------------
 
-    def bm25_scores(self, query: str) -> np.ndarray:
+class BM25:
+    """The bm25 arm's inverted index: postings grouped by term, with their term weights."""
+
+    def __init__(self, counts: TermCounts) -> None:
+        n = counts.size
+        self.size = n
+        self.vocab = counts.vocab
+        terms, tf = counts.terms, counts.tf
+        order = _stable_order(terms, len(counts.vocab))
+        self.post_docs = counts.docs[order].astype(np.int32)
+        post_tf = tf[order].astype(np.float64)
+        df = np.bincount(terms, minlength=len(counts.vocab))
+        self.term_ptr = np.concatenate(([0], np.cumsum(df))).astype(np.int64)
+        self.df = df
+        idf = np.log1p((n - df + 0.5) / (df + 0.5))
+        doc_len = counts.doc_len
+        avgdl = float(doc_len.mean()) if n and doc_len.sum() > 0 else 1.0
+        self.avgdl = avgdl
+        dl = doc_len[self.post_docs]
+        norm = BM25_K1 * (1.0 - BM25_B + BM25_B * dl / avgdl)
+        self.post_weight = np.repeat(idf, df) * (post_tf * (BM25_K1 + 1.0)) / (post_tf + norm)
+
+    def scores(self, query: str) -> np.ndarray:
         """Every card's BM25 score for ``query`` (0 where no query token occurs)."""
         scores = np.zeros(self.size, dtype=np.float64)
         for term, times in Counter(tokens(query)).items():
@@ -316,3 +353,36 @@ class LexicalIndex:
             lo, hi = self.term_ptr[tid], self.term_ptr[tid + 1]
             scores[self.post_docs[lo:hi]] += times * self.post_weight[lo:hi]
         return scores
+
+
+class LexicalIndex:
+    """Both lexical arms' structures for a list of texts (aligned with the card order).
+
+    A convenience for callers that want both at once (a ``Session`` builds the
+    two separately, so that one that cannot be built refuses alone).
+    """
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        counts = TermCounts(texts)
+        self.size = counts.size
+        self.vocab = counts.vocab
+        self.doc_len = counts.doc_len
+        self.hashbag_arm = Hashbag(counts)
+        self.bm25_arm = BM25(counts)
+
+    @property
+    def hashbag(self) -> np.ndarray:
+        """The (cards, 256) hashbag matrix (a view; each row is ``hashbag_vector``)."""
+        return self.hashbag_arm.columns.T
+
+    def hashbag_scores(self, query: str) -> np.ndarray:
+        """Every card's hashbag score, by one matrix-vector product (within ~1e-15)."""
+        return self.hashbag_arm.scores(query)
+
+    def exact_hashbag(self, query: str, positions: np.ndarray) -> np.ndarray:
+        """Scores of the cards at ``positions``, summed in bucket order: bit-exact."""
+        return self.hashbag_arm.exact(query, positions)
+
+    def bm25_scores(self, query: str) -> np.ndarray:
+        """Every card's BM25 score for ``query`` (0 where no query token occurs)."""
+        return self.bm25_arm.scores(query)

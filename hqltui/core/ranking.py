@@ -10,12 +10,19 @@ Public API (stable; the app and the commands build on it):
     longer in the vault), ``loader`` (a document skipped, or the vault is not an
     HMD vault), ``config`` (a table of ``hql.toml`` is refused), ``link`` (an
     unresolved ``[[link]]`` or relation), ``embedder`` (live query embedding is
-    unavailable, and why).
+    unavailable, and why), ``arm`` (an arm's structures could not be built: it
+    refuses alone, the other arms answer).
 
 ``Refusal(message, fix)``
     An arm that cannot answer honestly. ``fix`` is the command (or app action)
     that removes the cause, e.g. ``hql-semantics build --query "…"``. A refused
-    ranking has no hits; it never falls back to another arm.
+    ranking has no hits; it never falls back to another arm. ``fix`` may be
+    empty when no command removes the cause (an arm that broke: ``arm_failure``).
+
+``arm_failure(arm, doing, exc) -> Refusal``
+    The one wording of a broken arm: ``"<arm> <doing>: <Error>: <message>"`` on
+    one line (e.g. ``hashbag cannot be built: MemoryError: …``), so an arm
+    whose structures or scoring raise refuses alone, by name, without a traceback.
 
 ``Retrieval``
     What ran: ``arm`` (``hashbag``, ``bm25``, ``semantic``, ``hybrid``),
@@ -57,6 +64,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from hqltui.core.oneline import REASON_CHARS, one_line
 from producer.config import LEXICAL_ARMS  # the one list: what [search] lexical accepts
 
 __all__ = [
@@ -64,6 +72,7 @@ __all__ = [
     "LEXICAL_ARMS",
     "WARNING_KINDS",
     "ArmScore",
+    "arm_failure",
     "Hit",
     "Ranking",
     "Refusal",
@@ -77,7 +86,7 @@ __all__ = [
 ]
 
 ARMS = ("hashbag", "bm25", "semantic", "hybrid")
-WARNING_KINDS = ("stale", "absent", "orphan", "loader", "config", "link", "embedder")
+WARNING_KINDS = ("stale", "absent", "orphan", "loader", "config", "link", "embedder", "arm")
 
 
 @dataclass(frozen=True)
@@ -97,6 +106,13 @@ class Refusal:
 
     def to_json(self) -> dict[str, Any]:
         return {"message": self.message, "fix": self.fix}
+
+
+def arm_failure(arm: str, doing: str, exc: BaseException) -> Refusal:
+    """A refusal naming the arm that broke and why, in one line (no traceback)."""
+    reason = one_line(str(exc), REASON_CHARS)
+    kind = type(exc).__name__
+    return Refusal(f"{arm} {doing}: {kind}: {reason}" if reason else f"{arm} {doing}: {kind}", "")
 
 
 @dataclass(frozen=True)

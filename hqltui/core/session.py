@@ -49,7 +49,15 @@ Public API (stable; the app and the commands build on it):
     Everything the warnings strip shows: loader warnings and the not-an-HMD-vault
     notice (``loader``), refused ``hql.toml`` tables (``config``), unresolved
     links and relations (``link``), and the index's ``stale`` / ``absent`` /
-    ``orphan`` warnings — or its refusal, as a ``config`` warning.
+    ``orphan`` warnings — or its refusal, as a ``config`` warning — and every
+    arm whose structures could not be built (``arm``).
+
+A broken arm refuses alone (SPEC §11): building each arm's structures (the
+shared term counts, the hashbag matrix, the bm25 postings, opening the index)
+and scoring each arm run under their own guard. An exception there becomes
+that arm's ``Refusal`` (``ranking.arm_failure``: the arm's name and the error
+in one line); the other arms still answer, and hybrid shows the refusal of an
+arm it fuses.
 """
 
 from __future__ import annotations
@@ -58,6 +66,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -65,18 +74,22 @@ from hqltui.core import hybrid
 from hqltui.core.hybrid import ArmScores
 from hqltui.core.index_reader import SemanticIndex, open_index
 from hqltui.core.lexical import (
+    BM25,
     BM25_MODEL,
     BM25_REVISION,
     HASHBAG_MODEL,
     HASHBAG_REVISION,
-    LexicalIndex,
+    Hashbag,
+    TermCounts,
 )
+from hqltui.core.oneline import link_target
 from hqltui.core.ranking import (
     LEXICAL_ARMS,
     Ranking,
     Refusal,
     Retrieval,
     Warning,
+    arm_failure,
     hits_at,
     rank,
     rank_indices,
@@ -91,6 +104,22 @@ __all__ = ["Answer", "IndexSummary", "Session"]
 
 Clock = Callable[[], datetime]
 HASHBAG_TOLERANCE = 1e-12
+T = TypeVar("T")
+
+
+def _guarded(arm: str, doing: str, step: Callable[[], T]) -> T | Refusal:
+    """``step()``, or the arm's refusal when it raises: one arm never takes the others down."""
+    try:
+        return step()
+    except Exception as exc:  # noqa: BLE001 - any failure of one arm is that arm's refusal
+        return arm_failure(arm, doing, exc)
+
+
+# Each lexical arm's structure, built from the shared term counts.
+LEXICAL_BUILDERS: dict[str, Callable[[TermCounts], Hashbag | BM25]] = {
+    "hashbag": Hashbag,
+    "bm25": BM25,
+}
 
 
 def _now() -> datetime:
@@ -147,7 +176,7 @@ class Session:
     root: Path
     vault: Vault
     config: Config
-    lexical_index: LexicalIndex
+    lexical: dict[str, Hashbag | BM25 | Refusal]
     index: SemanticIndex | None
     index_refusal: Refusal | None
     loaded_at: datetime
@@ -173,15 +202,15 @@ class Session:
         cache_path = Path(cache_dir) if cache_dir is not None else None
         vault = load_vault(root, cache=ParseCache(root, cache_path))
         config = load_config(root)
-        lexical_index = LexicalIndex([card.text for card in vault.cards])
-        opened = open_index(vault, config)
+        lexical = cls._build_lexical([card.text for card in vault.cards])
+        opened = _guarded("semantic", "cannot be opened", lambda: open_index(vault, config))
         index, refusal = (None, opened) if isinstance(opened, Refusal) else (opened, None)
         names = tuple(card.name for card in vault.cards)
         return cls(
             root=root,
             vault=vault,
             config=config,
-            lexical_index=lexical_index,
+            lexical=lexical,
             index=index,
             index_refusal=refusal,
             loaded_at=clock(),
@@ -191,6 +220,18 @@ class Session:
             names=names,
             _position={name: i for i, name in enumerate(names)},
         )
+
+    @staticmethod
+    def _build_lexical(texts: list[str]) -> dict[str, Hashbag | BM25 | Refusal]:
+        """Each lexical arm's structure, or its refusal (both refuse if the counts fail)."""
+        try:
+            counts = TermCounts(texts)
+        except Exception as exc:  # noqa: BLE001 - both lexical arms refuse; semantic answers
+            return {arm: arm_failure(arm, "cannot be built", exc) for arm in LEXICAL_BUILDERS}
+        return {
+            arm: _guarded(arm, "cannot be built", lambda build=build: build(counts))
+            for arm, build in LEXICAL_BUILDERS.items()
+        }
 
     def reload(self) -> Session:
         return Session.load(
@@ -261,9 +302,12 @@ class Session:
                 continue  # shown once, as the index refusal below
             out.append(Warning("config", message))
         for card, target in self.vault.unresolved():
-            out.append(
-                Warning("link", f"`{card}` links to `{target}`, which is not a card", (card,))
-            )
+            shown = link_target(target)
+            message = f"`{card}` links to `{shown}`, which is not a card"
+            out.append(Warning("link", message, (card,)))
+        for built in self.lexical.values():
+            if isinstance(built, Refusal):
+                out.append(Warning("arm", f"{built.message}; the other arms still answer"))
         if self.index is not None:
             out.extend(self.index.warnings())
         elif self.index_refusal is not None:
@@ -290,24 +334,42 @@ class Session:
         )
 
     def _lexical(self, arm: str, text: str, cut: int | None) -> ArmScores:
-        if arm == "hashbag":
-            scores = refine(
-                self.lexical_index.hashbag_scores(text),
-                lambda positions: self.lexical_index.exact_hashbag(text, positions),
-                cut,
-                HASHBAG_TOLERANCE,
-            )
-        elif arm == "bm25":
-            scores = self.lexical_index.bm25_scores(text)
-        else:
+        if arm not in LEXICAL_ARMS:
             raise ValueError(f"unknown lexical arm `{arm}`; accepted: {', '.join(LEXICAL_ARMS)}")
-        return ArmScores(arm, scores, self._lexical_retrieval(arm, text))
+        retrieval = self._lexical_retrieval(arm, text)
+        built = self.lexical[arm]
+        if isinstance(built, Refusal):
+            return ArmScores(arm, None, retrieval, refusal=built)
+        scores = _guarded(
+            arm, "failed on this query", lambda: self._score_lexical(built, text, cut)
+        )
+        if isinstance(scores, Refusal):
+            return ArmScores(arm, None, retrieval, refusal=scores)
+        return ArmScores(arm, scores, retrieval)
+
+    @staticmethod
+    def _score_lexical(built: Hashbag | BM25, text: str, cut: int | None) -> np.ndarray:
+        if isinstance(built, BM25):
+            return built.scores(text)
+        # One matrix product, then exact sums wherever a score can decide the cut.
+        return refine(
+            built.scores(text), lambda at: built.exact(text, at), cut, HASHBAG_TOLERANCE
+        )
 
     def _semantic(self, text: str, cut: int | None, live: bool) -> ArmScores:
         if self.index is None:
             assert self.index_refusal is not None
             return ArmScores("semantic", None, None, refusal=self.index_refusal)
+        scored = _guarded(
+            "semantic", "failed on this query", lambda: self._score_semantic(text, cut, live)
+        )
+        if isinstance(scored, Refusal):
+            return ArmScores("semantic", None, None, self.index.warnings(), scored)
+        return scored
+
+    def _score_semantic(self, text: str, cut: int | None, live: bool) -> ArmScores:
         ix = self.index
+        assert ix is not None
         warnings = ix.warnings()
         qv = query_vector(ix, self.vault, self.config, text, live=live, embedders=self.embedders)
         retrieval = Retrieval(

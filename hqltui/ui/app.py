@@ -38,6 +38,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from hqltui.core import oneline
 from hqltui.ui import render
 from hqltui.ui.commands import HqlCommands
 from hqltui.ui.jobs import JOB_BINDINGS, JobsMixin
@@ -58,8 +59,8 @@ READY_ENV = "HQL_TUI_READY_FILE"
 # The key that builds the index (the jobs panel).
 BUILD_HINT = "press F7"
 # The strip lists what blocks or skews a ranking first.
-WARNING_ORDER = {"error": 0, "config": 1, "stale": 2, "absent": 3, "orphan": 4, "embedder": 5,
-                 "loader": 6, "link": 7}
+WARNING_ORDER = {"error": 0, "arm": 1, "config": 1, "stale": 2, "absent": 3, "orphan": 4,
+                 "embedder": 5, "loader": 6, "link": 7}
 
 Clock = Callable[[], datetime]
 
@@ -260,6 +261,8 @@ class HqlApp(JobsMixin, App[int]):
 
     @on(SessionLoaded)
     def _session_loaded(self, message: SessionLoaded) -> None:
+        if not self.is_running:
+            return  # shutting down: the screen's widgets are already being pruned
         first = self.session is None
         self.session = message.session
         self.load_error = None
@@ -289,6 +292,8 @@ class HqlApp(JobsMixin, App[int]):
 
     @on(SessionFailed)
     def _session_failed(self, message: SessionFailed) -> None:
+        if not self.is_running:
+            return  # shutting down: the screen's widgets are already being pruned
         self.loading = ""
         self.load_error = message.message
         self.session = None  # never rank, build or verify against a vault that is gone
@@ -414,6 +419,8 @@ class HqlApp(JobsMixin, App[int]):
 
     @on(AnswerReady)
     def _answer_ready(self, message: AnswerReady) -> None:
+        if not self.is_running:
+            return  # shutting down: the screen's widgets are already being pruned
         answer = message.answer
         if not message.partial:
             source = _vector_source(answer)
@@ -815,11 +822,11 @@ class HqlApp(JobsMixin, App[int]):
             out.append("none", style=p.muted)
             return out
         for i, (kind, message) in enumerate(found):
-            style = p.error if kind in ("error", "config") else p.warning
+            style = p.error if kind in ("error", "arm", "config") else p.warning
             if i:
                 out.append("\n")
             out.append(f"{kind}: ", style=style)
-            out.append(" ".join(message.split()) if one_line else message)
+            out.append(oneline.one_line(message) if one_line else message)
         return out
 
     def _show_warnings(self) -> None:
@@ -904,7 +911,7 @@ class HqlApp(JobsMixin, App[int]):
         head.append(", ".join(backlinks) or "—")
         if unresolved:
             head.append("\nunresolved: ", style=p.warning)
-            head.append(", ".join(dict.fromkeys(unresolved)))
+            head.append(", ".join(dict.fromkeys(oneline.link_target(t) for t in unresolved)))
         terms = render.query_terms(self.answer_text) if self.answer is not None else set()
         body = render.body_text(card.body, terms, mark=p.mark, heading=p.heading)
         return Group(head, Text("─" * 40, style=p.muted), body)
