@@ -27,6 +27,7 @@ Order of work, and why:
 from __future__ import annotations
 
 import os
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,26 +52,35 @@ from producer.index import (
     TOOL_VERSION,
     BuildLock,
     CardRow,
+    IndexBusy,
     IndexContents,
     MetaRow,
     ModelRow,
     QueryRow,
     StoreError,
+    UnknownSchema,
+    aside_path,
+    is_sqlite_file,
     is_unit,
     pack,
     pause_point,
     read_index,
+    readable_query_texts,
     same_vault,
     write_index,
 )
-from producer.vault import load_vault
+from producer.vault import load_vault, vault_problem
 
 Event = dict[str, object]
 Emit = Callable[[Event], None]
 
 
 class BuildError(Exception):
-    """A build cannot proceed; the message is meant for the user."""
+    """A build cannot proceed; the message is meant for the user, ``fix`` what to do."""
+
+    def __init__(self, message: str, fix: str | None = None) -> None:
+        super().__init__(message)
+        self.fix = fix
 
 
 @dataclass
@@ -163,8 +173,9 @@ def build(
     unless the build completes."""
     emit = emit or (lambda event: None)
     root = Path(options.vault)
-    if not root.is_dir():
-        raise BuildError(f"{options.vault}: not a directory")
+    problem = vault_problem(options.vault)
+    if problem:
+        raise BuildError(problem, "name an existing vault directory with --vault")
     config = load_config(root)
     spec = resolve_spec(options, config)
     check_spec(spec, environ)  # e.g. an unset key variable: before any card is read
@@ -177,35 +188,64 @@ def build(
         return _build_locked(options, spec, out, emit, embedder_factory, environ)
 
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
-
-
 def refuse_foreign_file(out: Path) -> None:
-    """Never replace something that is not an index (a typo in --out or hql.toml)."""
+    """Never replace something that is not an index (a typo in --out or hql.toml),
+    not even with ``--full``: the fix is moving it aside."""
     if out.is_dir():
-        raise BuildError(f"{out}: is a directory, not an index file")
+        raise BuildError(f"{out}: is a directory, not an index file", "name the index file")
     try:
-        with out.open("rb") as fh:
-            head = fh.read(len(SQLITE_MAGIC))
-    except FileNotFoundError:
-        return
+        sqlite = is_sqlite_file(out)
     except OSError as exc:
         raise BuildError(f"{out}: cannot be read ({exc.strerror})") from None
-    if head and head != SQLITE_MAGIC:
+    if sqlite is False:
+        aside = aside_path(out)
         raise BuildError(
-            f"{out}: exists and is not an SQLite index; refusing to overwrite it "
-            "(name another --out, or move the file)"
+            f"{out}: exists and is not an SQLite index; refusing to overwrite it, even with --full",
+            f"move it aside (mv {shlex.quote(str(out))} {shlex.quote(str(aside))}) "
+            "or name another --out",
         )
 
 
-def _previous(out: Path, emit: Emit) -> IndexContents | None:
+def _quoted(texts: list[str]) -> str:
+    return ", ".join(repr(t) for t in texts)
+
+
+def _previous(out: Path, emit: Emit, full: bool) -> tuple[IndexContents | None, list[str]]:
+    """The index being replaced, or (with ``--full``) ``None`` and the query texts
+    rescued from an index that can no longer be read. Never drops stored queries
+    silently; never waits on a locked file longer than the reader's lock wait."""
     if not out.exists():
-        return None
+        return None, []
     try:
-        return read_index(out)
+        return read_index(out), []
+    except IndexBusy as exc:
+        raise BuildError(str(exc), exc.fix) from None
+    except UnknownSchema as exc:
+        if exc.newer:
+            raise BuildError(
+                f"{exc}; it was written by a newer hql-semantics, and rebuilding would "
+                "downgrade it (refused even with --full)",
+                "use the newer hql-semantics, or move the file aside to build afresh",
+            ) from None
+        problem = exc
     except StoreError as exc:
-        emit({"event": "warning", "message": f"{exc}; rebuilding it from scratch"})
-        return None
+        problem = exc
+    texts = readable_query_texts(out)
+    stored = f"its stored queries: {_quoted(texts)}" if texts else "no stored query can be read"
+    if not full:
+        raise BuildError(
+            f"{problem}; refusing to rebuild it from scratch ({stored})",
+            "run the build again with --full to rebuild it (readable stored queries are "
+            "kept), or move the file aside",
+        )
+    emit(
+        {
+            "event": "warning",
+            "message": f"{problem}; rebuilding it from scratch (--full); "
+            + (f"stored queries kept: {_quoted(texts)}" if texts else stored),
+        }
+    )
+    return None, texts
 
 
 def _build_locked(
@@ -234,7 +274,7 @@ def _build_locked(
     if not vault.cards:
         raise BuildError(f"{options.vault}: no documents")
 
-    previous = _previous(out, emit)
+    previous, rescued = _previous(out, emit, options.full)
     reusable = (
         previous is not None
         and not options.full
@@ -245,6 +285,10 @@ def _build_locked(
     if reusable and dims is None:
         dims = previous.model.dimensions
     stored_cards = {c.name: c for c in previous.cards} if reusable else {}
+    if reusable and len(stored_cards) != len(previous.cards):  # a name with two rows:
+        seen: set[str] = set()  # neither row is trusted, the card is embedded afresh
+        doubled = {c.name for c in previous.cards if c.name in seen or seen.add(c.name)}
+        stored_cards = {n: c for n, c in stored_cards.items() if n not in doubled}
     stored_queries = {q.text: q.embedding for q in previous.queries} if reusable else {}
 
     def usable(blob: bytes) -> bool:
@@ -264,8 +308,19 @@ def _build_locked(
             to_embed_cards.append(card)
 
     query_texts = set(options.queries)
-    if previous is not None and not options.drop_queries:
-        query_texts.update(q.text for q in previous.queries)
+    stored_texts = [q.text for q in previous.queries] if previous is not None else rescued
+    if options.drop_queries:
+        dropped = sorted(set(stored_texts) - query_texts)
+        if dropped:
+            emit(
+                {
+                    "event": "warning",
+                    "message": f"--drop-queries: dropping {len(dropped)} stored "
+                    f"quer{'y' if len(dropped) == 1 else 'ies'}: {_quoted(dropped)}",
+                }
+            )
+    else:
+        query_texts.update(stored_texts)
     query_blobs: dict[str, bytes] = {}
     to_embed_queries = []
     for text in sorted(query_texts):

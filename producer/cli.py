@@ -15,6 +15,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from producer.terminal import shown, shown_lines
+
 PROG = "hql-semantics"
 
 
@@ -26,6 +28,19 @@ def _positive_int(text: str) -> int:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be positive: {value}")
     return value
+
+
+def _iso_stamp(text: str) -> str:
+    """An ISO-8601 time, kept as written (it is what ``index_meta.built_at`` records)."""
+    from datetime import datetime
+
+    try:
+        datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an ISO-8601 time; write e.g. 2026-01-01T00:00:00+00:00"
+        ) from None
+    return text
 
 
 def parser() -> argparse.ArgumentParser:
@@ -56,7 +71,8 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="keep only the queries named by --query this time",
     )
-    b.add_argument("--built-at", metavar="STAMP", help="pin the build stamp (ISO-8601 UTC)")
+    b.add_argument("--built-at", metavar="STAMP", type=_iso_stamp,
+                   help="pin the build stamp (ISO-8601, e.g. 2026-01-01T00:00:00+00:00)")
     b.add_argument("--full", action="store_true", help="re-embed everything")
     b.add_argument("--progress", choices=("jsonl",), help="JSON lines on stdout, one per event")
 
@@ -75,9 +91,11 @@ def parser() -> argparse.ArgumentParser:
 def _configured_index(vault: str) -> Path:
     from producer.build import BuildError
     from producer.config import load_config
+    from producer.vault import vault_problem
 
-    if not Path(vault).is_dir():
-        raise BuildError(f"{vault}: not a directory")
+    problem = vault_problem(vault)
+    if problem:
+        raise BuildError(problem, "name an existing vault directory with --vault")
     config = load_config(vault)
     config.require("semantics")
     if config.index_path is None:
@@ -94,7 +112,7 @@ class _Human:
     def __call__(self, event: dict[str, object]) -> None:
         kind = event["event"]
         if kind == "warning":
-            print(f"warning: {event['message']}", file=sys.stderr)
+            print(f"warning: {shown(event['message'])}", file=sys.stderr)
         elif kind == "start":
             print(
                 f"{event['cards']} cards: {event['to_embed']} to embed, {event['reused']} "
@@ -106,12 +124,12 @@ class _Human:
         elif kind == "final":
             if event["up_to_date"]:
                 print(
-                    f"{event['out']}: up to date ({event['cards']} cards, "
+                    f"{shown(event['out'])}: up to date ({event['cards']} cards, "
                     f"{event['queries']} queries)"
                 )
             else:
                 print(
-                    f"{event['out']}: {event['cards']} cards ({event['embedded']} embedded, "
+                    f"{shown(event['out'])}: {event['cards']} cards ({event['embedded']} embedded, "
                     f"{event['reused']} reused, {event['removed']} removed), "
                     f"{event['queries']} queries, {event['dimensions']} dimensions, "
                     f"{event['model']} via {event['provider']}"
@@ -156,12 +174,12 @@ def _run_verify(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
     else:
         for problem in report.problems:
-            print(problem.message, file=sys.stderr)
+            print(shown(problem.message), file=sys.stderr)
         if report.clean:
-            print(f"{index}: clean, {report.cards} cards, {report.queries} queries")
+            print(f"{shown(index)}: clean, {report.cards} cards, {report.queries} queries")
         else:
             n = len(report.problems)
-            print(f"{index}: {n} problem{'s' if n != 1 else ''}", file=sys.stderr)
+            print(f"{shown(index)}: {n} problem{'s' if n != 1 else ''}", file=sys.stderr)
     return 0 if report.clean else 1
 
 
@@ -178,7 +196,7 @@ def _run_inspect(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(info, ensure_ascii=False, indent=2))
     else:
-        print(format_inspect(info))
+        print(shown_lines(format_inspect(info)))
     return 0
 
 
@@ -215,9 +233,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not isinstance(exc, OSError) or not exc.strerror
             else (f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror)
         )
+        fix = getattr(exc, "fix", None)
         if jsonl:
-            _jsonl({"event": "error", "message": message})
-        print(f"{PROG}: {message}", file=sys.stderr)
+            _jsonl({"event": "error", "message": message, **({"fix": fix} if fix else {})})
+        if getattr(args, "json", False):  # verify / inspect --json: the refusal as JSON
+            print(json.dumps({"error": {"message": message, "fix": fix}}, ensure_ascii=False))
+        print(shown(f"{PROG}: {message}" + (f"; fix: {fix}" if fix else "")), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         if jsonl:
@@ -228,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = f"failed: {type(exc).__name__}: {exc}"
         if jsonl:
             _jsonl({"event": "error", "message": message})
-        print(f"{PROG}: {message}", file=sys.stderr)
+        print(f"{PROG}: {shown(message)}", file=sys.stderr)
         return 1
 
 

@@ -8,10 +8,14 @@ working; a command that needs the broken table exits with the message.
 from __future__ import annotations
 
 import math
+import os
+import re
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
+
+from producer.vault import read_regular
 
 CONFIG_NAME = "hql.toml"
 DEFAULT_INDEX = ".hql/index.sqlite"
@@ -103,6 +107,16 @@ class Config:
     engine: EngineConfig | None = None
     search: SearchConfig = field(default_factory=SearchConfig)
     errors: dict[str, str] = field(default_factory=dict)
+    # Set when the whole file cannot be read (not TOML, not UTF-8): every owned table
+    # is refused with this one message, which is reported once, not once per table.
+    file_error: str | None = None
+    file_fix: str | None = None  # where to look: the line and the table it breaks
+
+    def messages(self) -> list[str]:
+        """Every refusal of this file, each once (a broken file is one message)."""
+        if self.file_error:
+            return [self.file_error]
+        return [message for _, message in sorted(self.errors.items())]
 
     @property
     def index_path(self) -> Path | None:
@@ -171,14 +185,21 @@ def check_index_path(root: Path, named: str, file: Path) -> str:
     where = _where(file, "semantics")
     path = PurePosixPath(named.replace("\\", "/"))
     if path.is_absolute() or Path(named).is_absolute() or (named[1:2] == ":"):
-        raise ConfigError(f"{where} the configured index `{named}` is outside the vault")
+        raise ConfigError(
+            f"{where} the configured index `{named}` is an absolute path, and absolute paths "
+            "are refused: name it relative to the vault (e.g. `.hql/index.sqlite`), so it is "
+            "never outside the vault"
+        )
     if any(part == ".." for part in path.parts):
-        raise ConfigError(f"{where} the configured index `{named}` is outside the vault")
+        raise ConfigError(
+            f"{where} the configured index `{named}` climbs out with `..`, so it is outside "
+            "the vault: name it relative to the vault (e.g. `.hql/index.sqlite`)"
+        )
     parts = [p for p in path.parts if p != "."]
     if not parts:
         raise ConfigError(f"{where} `index` must name a file inside the vault")
-    real_root = root.resolve()
-    if not root.joinpath(*parts).resolve().is_relative_to(real_root):
+    real_root = Path(os.path.realpath(root))  # realpath: a symlink loop is no crash
+    if not Path(os.path.realpath(root.joinpath(*parts))).is_relative_to(real_root):
         raise ConfigError(
             f"{where} the configured index `{named}` leads outside the vault through a symlink"
         )
@@ -258,30 +279,55 @@ def _search(table: Any, file: Path) -> SearchConfig:
     )
 
 
+def _broken(config: Config, message: str) -> Config:
+    """A file none of whose tables can be read: each owned table refused, reported once."""
+    config.errors = dict.fromkeys(TABLES, message)
+    config.file_error = message
+    return config
+
+
+_TABLE_LINE = re.compile(r"^\s*\[\[?\s*([^\]#]+?)\s*\]?\]?\s*(?:#.*)?$")
+
+
+def _toml_fix(text: str, error: str) -> str:
+    """Which table the syntax error is in, so the fix says where to look."""
+    found = re.search(r"at line (\d+)", error)
+    if not found:
+        return "fix the file"
+    line = int(found.group(1))
+    table = None
+    for raw in reversed(text.splitlines()[:line]):
+        header = _TABLE_LINE.match(raw)
+        if header and raw.lstrip().startswith("["):
+            table = header.group(1)
+            break
+    where = f"the [{table}] table" if table else "the top of the file, before any table"
+    return f"fix line {line}, in {where}"
+
+
 def load_config(root: str | Path) -> Config:
     """Read ``ROOT/hql.toml``; refusals land in ``Config.errors`` keyed by table."""
     root = Path(root)
     file = root / CONFIG_NAME
     config = Config(root=root, file=file)
     try:
-        raw = file.read_bytes()
+        raw = read_regular(file)
     except FileNotFoundError:
         return config
     except OSError as exc:
-        message = f"{file}: cannot be read: {exc.strerror}"
-        config.errors = dict.fromkeys(TABLES, message)
-        return config
+        config.file_fix = f"make {file.name} a readable file"
+        return _broken(config, f"{file}: cannot be read: {exc.strerror}")
     config.exists = True
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        data = tomllib.loads(text)
     except UnicodeDecodeError as exc:
-        message = f"{file}: is not UTF-8 (invalid byte at offset {exc.start})"
-        config.errors = dict.fromkeys(TABLES, message)
-        return config
+        config.file_fix = f"save {file.name} as UTF-8"
+        return _broken(config, f"{file}: is not UTF-8 (invalid byte at offset {exc.start})")
     except tomllib.TOMLDecodeError as exc:
-        message = f"{file}: is not valid TOML: {exc}"
-        config.errors = dict.fromkeys(TABLES, message)
-        return config
+        fix = _toml_fix(text, str(exc))
+        config.file_fix = f"{fix} of {file.name}"
+        return _broken(config, f"{file}: is not valid TOML: {exc}; {fix}")
 
     semantics = data.get("semantics")
     if semantics is not None:

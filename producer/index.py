@@ -27,10 +27,12 @@ import math
 import os
 import shlex
 import sqlite3
+import stat
 import sys
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -76,8 +78,38 @@ CREATE TABLE query (
 PAUSE_ENV = "HQL_SEMANTICS_TEST_PAUSE"
 
 
+# How long a reader waits for another process's lock on the index before refusing.
+LOCK_WAIT_SECONDS = 5.0
+# The first bytes of every SQLite database file.
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
 class StoreError(Exception):
-    """The index cannot be read or written; the message is meant for the user."""
+    """The index cannot be read or written; the message is meant for the user.
+
+    ``fix`` (optional) is what the user can do about it, kept apart so ``--json``
+    output can carry it as its own field."""
+
+    def __init__(self, message: str, fix: str | None = None) -> None:
+        super().__init__(message)
+        self.fix = fix
+
+
+class IndexBusy(StoreError):
+    """Another process holds the index locked (SQLite busy) past ``LOCK_WAIT_SECONDS``."""
+
+
+class UnknownSchema(StoreError):
+    """The index's ``schema_version`` is not the one this tool reads."""
+
+    def __init__(self, message: str, version: object) -> None:
+        super().__init__(message)
+        self.version = version
+
+    @property
+    def newer(self) -> bool:
+        """Written by a newer tool: rewriting it would downgrade the user's index."""
+        return isinstance(self.version, int) and self.version > SCHEMA_VERSION
 
 
 class LockHeld(StoreError):
@@ -180,18 +212,117 @@ class IndexContents:
 # ----------------------------------------------------------------- reading
 
 
-def connect_readonly(path: str | os.PathLike[str]) -> sqlite3.Connection:
-    """Open an index read-only (never creates a file, never writes)."""
+def is_busy(exc: sqlite3.Error) -> bool:
+    """Did SQLite refuse because another connection holds a lock?"""
+    name = getattr(exc, "sqlite_errorname", "")
+    return name in ("SQLITE_BUSY", "SQLITE_LOCKED") or "database is locked" in str(exc)
+
+
+def lock_holders(path: str | os.PathLike[str]) -> list[str]:
+    """``pid N (command)`` for every other process with ``path`` open, where the OS
+    lets us see it (Linux ``/proc``, this user's processes); else an empty list."""
+    try:
+        target = os.path.realpath(path)
+        pids = [d for d in os.listdir("/proc") if d.isdigit() and int(d) != os.getpid()]
+    except OSError:
+        return []
+    found = []
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") != target:
+                    continue
+            except OSError:
+                continue
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                    argv = [a.decode("utf-8", "replace") for a in fh.read().split(b"\0") if a]
+            except OSError:
+                argv = []
+            command = shlex.join(argv)[:120] if argv else "command unknown"
+            found.append(f"pid {pid} ({command})")
+            break
+    return found
+
+
+def busy_error(path: str | os.PathLike[str]) -> IndexBusy:
+    """The refusal for an index another process keeps locked, naming it when we can."""
+    holders = lock_holders(path)
+    who = (
+        "held open by " + ", ".join(holders)
+        if holders
+        else "the process holding it cannot be seen from here"
+    )
+    return IndexBusy(
+        f"{path}: is locked by another process (database is locked; waited "
+        f"{LOCK_WAIT_SECONDS:g} s; {who})",
+        "try again once that process has finished or closed the index",
+    )
+
+
+def is_sqlite_file(path: str | os.PathLike[str]) -> bool | None:
+    """True for an SQLite file, False for any other existing file (a FIFO or device
+    included: never opened), None when absent."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(mode):
+        return False
+    with open(path, "rb") as fh:
+        head = fh.read(len(SQLITE_MAGIC))
+    return not head or head == SQLITE_MAGIC
+
+
+def aside_path(path: str | os.PathLike[str], now: datetime | None = None) -> Path:
+    """Where an unreadable index is moved so a build can start afresh:
+    ``<index>.unreadable-<UTC stamp>``."""
+    stamp = (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
     p = Path(path)
+    return p.with_name(f"{p.name}.unreadable-{stamp}")
+
+
+def connect_readonly(path: str | os.PathLike[str]) -> sqlite3.Connection:
+    """Open an index read-only (never creates a file, never writes). A lock held by
+    another process is waited for up to ``LOCK_WAIT_SECONDS``, then ``IndexBusy``."""
+    p = Path(path)
+    if p.is_dir():
+        raise StoreError(f"{p}: is a directory, not an index file")
     if not p.is_file():
-        raise StoreError(f"{p}: no such index file")
+        if p.exists():
+            raise StoreError(f"{p}: is not a regular file (a FIFO, socket or device)")
+        raise StoreError(
+            f"{p}: no such index file", "build it with `hql-semantics build`, or name another"
+        )
     uri = p.resolve().as_uri() + "?mode=ro"
     try:
-        conn = sqlite3.connect(uri, uri=True)
+        conn = sqlite3.connect(uri, uri=True, timeout=LOCK_WAIT_SECONDS)
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.Error as exc:
+        if is_busy(exc):
+            raise busy_error(p) from None
         raise StoreError(f"{p}: cannot be read as an index ({exc})") from None
     return conn
+
+
+def readable_query_texts(path: str | os.PathLike[str]) -> list[str]:
+    """The stored query texts that can still be read from a damaged index (may be none)."""
+    try:
+        conn = connect_readonly(path)
+    except StoreError:
+        return []
+    try:
+        return sorted(
+            {t for (t,) in conn.execute("SELECT text FROM query") if isinstance(t, str)}
+        )
+    except sqlite3.Error:
+        return []
+    finally:
+        conn.close()
 
 
 def read_schema_version(conn: sqlite3.Connection) -> int:
@@ -201,9 +332,23 @@ def read_schema_version(conn: sqlite3.Connection) -> int:
     return row[0]
 
 
+def sql_value(value: object) -> str:
+    """A stored value as a user reads it: NULL, a number, quoted text; never a Python
+    type or ``None``."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bytes | bytearray | memoryview):
+        return f"a {len(value)}-byte blob"
+    if isinstance(value, str):
+        return repr(value)
+    return str(value)
+
+
 def _blob(path: str | os.PathLike[str], label: str, value: object) -> bytes:
     if not isinstance(value, bytes):
-        found = "NULL" if value is None else type(value).__name__
+        found = {type(None): "NULL", int: "an integer", float: "a number", str: "text"}.get(
+            type(value), "another value"
+        )
         raise StoreError(f"{path}: {label} holds no vector blob (found {found})")
     return value
 
@@ -221,12 +366,16 @@ def read_index(path: str | os.PathLike[str]) -> IndexContents:
                 "SELECT schema_version, vault, built_at, tool_version FROM index_meta"
             ).fetchone()
         except sqlite3.Error as exc:
+            if is_busy(exc):
+                raise busy_error(path) from None
             raise StoreError(f"{path}: the index has no readable metadata: {exc}") from None
         if mrow is None:
             raise StoreError(f"{path}: the index has no readable metadata: index_meta is empty")
         if mrow[0] != SCHEMA_VERSION:
-            raise StoreError(
-                f"{path}: unknown index schema: {mrow[0]}, and this tool knows {SCHEMA_VERSION}"
+            raise UnknownSchema(
+                f"{path}: unknown index schema: {sql_value(mrow[0])}, and this tool knows "
+                f"{SCHEMA_VERSION}",
+                mrow[0],
             )
         meta = MetaRow(
             schema_version=mrow[0], vault=mrow[1], built_at=mrow[2], tool_version=mrow[3]
@@ -236,6 +385,8 @@ def read_index(path: str | os.PathLike[str]) -> IndexContents:
                 "SELECT id, revision, dimensions, metric, normalized FROM model"
             ).fetchall()
         except sqlite3.Error as exc:
+            if is_busy(exc):
+                raise busy_error(path) from None
             raise StoreError(f"{path}: the index names no model: {exc}") from None
         if len(rows) != 1:
             raise StoreError(f"{path}: the index names {len(rows)} models, not one")
@@ -252,6 +403,8 @@ def read_index(path: str | os.PathLike[str]) -> IndexContents:
                 for t, e in conn.execute("SELECT text, embedding FROM query ORDER BY text")
             ]
         except sqlite3.Error as exc:
+            if is_busy(exc):
+                raise busy_error(path) from None
             raise StoreError(f"{path}: the index cannot be walked: {exc}") from None
         return IndexContents(model=model, meta=meta, cards=cards, queries=queries)
     finally:
@@ -459,8 +612,15 @@ class BuildLock:
             if same:
                 break
             os.close(fd)
-        os.ftruncate(fd, 0)
-        os.write(fd, f"pid {os.getpid()}: {self.command}\n".encode())
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"pid {os.getpid()}: {self.command}\n".encode())
+        except OSError as exc:  # e.g. the disk is full: say which file could not be written
+            os.close(fd)
+            raise StoreError(
+                f"{self.path}: cannot write the build lock ({exc.strerror or exc})",
+                "free some space on that disk, then build again",
+            ) from None
         self._fd = fd
         remove_leftovers(self.target)
         return self

@@ -6,8 +6,10 @@ embeds ``Card.text`` and the app scores it, so the two can never drift apart.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -232,13 +234,19 @@ def discover(root: Path) -> tuple[list[PurePosixPath], list[str]]:
             if entry.name.startswith("."):
                 continue
             child = rel / entry.name
-            is_dir = entry.is_dir(follow_symlinks=True)
+            document = entry.name.endswith(EXTENSIONS)
+            mode = _entry_mode(entry, document)
+            if isinstance(mode, OSError):
+                if document or entry.is_symlink():
+                    warnings.append(f"{child}: {_unreachable(entry, mode)}; skipped")
+                continue
+            is_dir = stat.S_ISDIR(mode)
             if entry.is_symlink():
                 nonlocal symlinks
                 symlinks = True
-                target = Path(entry.path).resolve()
+                target = Path(os.path.realpath(entry.path))
                 if not target.is_relative_to(real_root):
-                    if is_dir or entry.name.endswith(EXTENSIONS):
+                    if is_dir or document:
                         warnings.append(
                             f"{child}: a symlink leading outside the vault; not followed"
                         )
@@ -246,10 +254,12 @@ def discover(root: Path) -> tuple[list[PurePosixPath], list[str]]:
                 if is_dir and str(target) in visited:
                     continue
             if is_dir:
-                visited.add(str(Path(entry.path).resolve()))
+                visited.add(os.path.realpath(entry.path))
                 walk(Path(entry.path), child)
-            elif entry.name.endswith(EXTENSIONS) and entry.is_file(follow_symlinks=True):
+            elif document and stat.S_ISREG(mode):
                 found.append(child)
+            elif document:
+                warnings.append(f"{child}: {_file_kind(mode)}, not a regular file; skipped")
 
     walk(root, PurePosixPath())
     found.sort(key=lambda p: p.parts)
@@ -258,13 +268,47 @@ def discover(root: Path) -> tuple[list[PurePosixPath], list[str]]:
     return found, warnings
 
 
+def _entry_mode(entry: os.DirEntry[str], document: bool) -> int | OSError:
+    """The file type of what ``entry`` leads to, from the directory listing where it
+    says (no system call), else by ``stat`` (never ``open``: a FIFO would block)."""
+    try:
+        if entry.is_symlink():
+            return os.stat(entry.path).st_mode
+        if entry.is_dir(follow_symlinks=False):
+            return stat.S_IFDIR
+        if entry.is_file(follow_symlinks=False):
+            return stat.S_IFREG
+        return entry.stat(follow_symlinks=False).st_mode if document else 0
+    except OSError as exc:
+        return exc
+
+
+def _unreachable(entry: os.DirEntry[str], exc: OSError) -> str:
+    """Why a directory entry cannot be followed, in the user's words."""
+    if exc.errno == errno.ELOOP:
+        return "a symlink loop (it leads back to itself)"
+    if exc.errno == errno.ENOENT and entry.is_symlink():
+        return f"a dangling symlink (its target {os.readlink(entry.path)!r} does not exist)"
+    return f"cannot be read ({exc.strerror})"
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a special file"
+
+
 def _one_path_per_file(
     root: Path, real_root: Path, found: list[PurePosixPath]
 ) -> list[PurePosixPath]:
     """A file reached through an inside symlink too is one card, at its real path."""
     chosen: dict[Path, PurePosixPath] = {}
     for rel in found:
-        real = (root / rel).resolve()
+        real = Path(os.path.realpath(root / rel))
         canonical = real.relative_to(real_root).as_posix() == rel.as_posix()
         if real not in chosen or canonical:
             chosen[real] = rel
@@ -288,9 +332,32 @@ def assign_names(paths: list[PurePosixPath]) -> dict[PurePosixPath, str]:
     return {p: n if taken[n] == 1 else p.as_posix() for p, n in names.items()}
 
 
+class NotRegularFile(OSError):
+    """A FIFO, socket or device where a file was expected; never read."""
+
+
+def read_regular(path: str | os.PathLike[str]) -> bytes:
+    """A regular file's bytes. Opened non-blocking and checked with ``fstat`` before
+    any read, so a FIFO (even one swapped in after discovery) is refused, never
+    waited on. Raises ``NotRegularFile`` or another ``OSError``."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = _file_kind(mode) if not stat.S_ISDIR(mode) else "a directory"
+            raise NotRegularFile(errno.EINVAL, f"{kind}, not a regular file")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read()
+    finally:
+        os.close(fd)
+
+
 def read_source(path: Path) -> str:
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
+    except NotRegularFile as exc:
+        raise HeaderError(exc.strerror) from None
     except OSError as exc:
         raise HeaderError(f"cannot be read ({exc.strerror})") from None
     try:
@@ -322,11 +389,24 @@ def _relations(cards: list[Card], by_name: dict[str, Card], warnings: list[str])
     return found
 
 
+def vault_problem(root: str | os.PathLike[str]) -> str | None:
+    """Why ``root`` cannot be opened as a vault (one line naming it), or None."""
+    path = Path(root)
+    if path.is_dir():
+        return None
+    if path.is_symlink() and not path.exists():
+        return f"{root}: a dangling symlink (its target does not exist)"
+    if not path.exists():
+        return f"{root}: does not exist"
+    return f"{root}: not a directory"
+
+
 def load_vault(root: str | os.PathLike[str], cache: ParseCache | None = None) -> Vault:
     """Read every card under ``root``; a broken card is skipped with a warning naming it."""
     root = Path(root)
-    if not root.is_dir():
-        raise NotADirectoryError(f"{root}: not a directory")
+    problem = vault_problem(root)
+    if problem:
+        raise NotADirectoryError(problem)
     paths, warnings = discover(root)
     names = assign_names(paths)
     cards: list[Card] = []

@@ -16,6 +16,7 @@ from producer.index import (
     StoreError,
     connect_readonly,
     read_index,
+    sql_value,
     vector_norm,
 )
 from producer.vault import load_vault
@@ -86,7 +87,7 @@ def verify(vault_dir: str | os.PathLike[str], index_path: str | os.PathLike[str]
         problems.append(
             Problem(
                 "unknown_schema",
-                f"unknown index schema: {meta[0]}, and this tool knows {SCHEMA_VERSION}",
+                f"unknown index schema: {sql_value(meta[0])}, and this tool knows {SCHEMA_VERSION}",
             )
         )
         return report
@@ -108,6 +109,14 @@ def verify(vault_dir: str | os.PathLike[str], index_path: str | os.PathLike[str]
             )
         )
     vault = load_vault(root)
+    rows: dict[str, int] = {}
+    for c in contents.cards:
+        rows[c.name] = rows.get(c.name, 0) + 1
+    for name, count in rows.items():
+        if count > 1:
+            problems.append(
+                Problem("duplicate", f"{name}: {count} rows in the index for one card", name)
+            )
     stored = {c.name: c for c in contents.cards}
     for card in vault.cards:
         row = stored.get(card.name)
@@ -143,7 +152,8 @@ def verify(vault_dir: str | os.PathLike[str], index_path: str | os.PathLike[str]
     if not (isinstance(dims, int) and 0 < dims <= MAX_DIMENSIONS):
         problems.append(
             Problem(
-                "dimensions", f"the index declares {dims} dimensions; 1..{MAX_DIMENSIONS} are read"
+                "dimensions",
+                f"the index declares {sql_value(dims)} dimensions; 1..{MAX_DIMENSIONS} are read",
             )
         )
         return report

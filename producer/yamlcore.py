@@ -35,8 +35,47 @@ _KEEP = {
 }
 
 
+# The most YAML nodes a header (or link annotation) may expand to, every alias
+# counted at each place it is used. A real header has tens to hundreds; an alias
+# bomb (nine levels of nine aliases) expands to hundreds of millions, which the
+# text contract's walk would visit one by one. Past the bound the card is skipped.
+MAX_NODES = 100_000
+
+
 class HeaderError(ValueError):
     """A header that the core schema cannot give a meaning to."""
+
+
+def _expanded_nodes(root: yaml.Node, bound: int) -> int:
+    """How many nodes a walk of ``root`` visits with aliases expanded, counted on the
+    composed graph (each shared node once), stopping once past ``bound``. Raises
+    ``HeaderError`` for an alias that refers to itself."""
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in on_path:
+            raise HeaderError("invalid YAML: an alias refers to itself")
+        total = 1
+        if isinstance(node, yaml.SequenceNode | yaml.MappingNode):
+            on_path.add(key)
+            children = (
+                node.value
+                if isinstance(node, yaml.SequenceNode)
+                else [n for pair in node.value for n in pair]
+            )
+            for child in children:
+                total += size(child)
+                if total > bound:
+                    break
+            on_path.discard(key)
+        sizes[key] = total = min(total, bound + 1)
+        return total
+
+    return size(root)
 
 
 class CoreLoader(_Base):
@@ -148,7 +187,17 @@ def load_mapping(source: str, line_offset: int = 0) -> Header:
     if all(not line.strip() or line.lstrip().startswith("#") for line in source.splitlines()):
         return {}
     try:
-        value = yaml.load(source, Loader=CoreLoader)  # noqa: S506 - CoreLoader is a safe loader
+        loader = CoreLoader(source)
+        try:
+            node = loader.get_single_node()
+            if node is not None and _expanded_nodes(node, MAX_NODES) > MAX_NODES:
+                raise HeaderError(
+                    f"the YAML expands to more than {MAX_NODES:,} nodes (aliases counted "
+                    "at every use), the most a header may hold"
+                )
+            value = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
         if isinstance(value, dict):
             _check_keys(value)  # a self-referencing alias recurses here
     except HeaderError:

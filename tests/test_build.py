@@ -235,8 +235,11 @@ def test_empty_vault_and_missing_vault(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(BuildError, match="no documents"):
         run(tmp_path / "empty", tmp_path / "i.sqlite")
-    with pytest.raises(BuildError, match="not a directory"):
+    with pytest.raises(BuildError, match="absent: does not exist"):
         run(tmp_path / "absent", tmp_path / "i.sqlite")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(BuildError, match="file: not a directory"):
+        run(tmp_path / "file", tmp_path / "i.sqlite")
 
 
 def test_vault_identity():

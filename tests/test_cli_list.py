@@ -49,7 +49,7 @@ def test_list_names_broken_files_and_config_errors(tmp_path):
 def test_a_missing_vault_is_one_line_and_exit_1(tmp_path):
     result = run(str(tmp_path / "nope"), "--list")
     assert result.returncode == 1
-    assert result.stderr.strip().endswith("not a directory")
+    assert result.stderr.strip().endswith("nope: does not exist")
     assert "Traceback" not in result.stderr
 
 

@@ -106,7 +106,7 @@ def test_usage_errors_exit_2(capsys, argv) -> None:
 
 def test_a_missing_vault_exits_1(tmp_path: Path, capsys) -> None:
     code, _, err = run(capsys, "query", str(tmp_path / "nope"), "owl")
-    assert code == 1 and "not a directory" in err
+    assert code == 1 and "nope: does not exist" in err
 
 
 def test_a_broken_search_table_exits_1_naming_it(tmp_path: Path, capsys) -> None:

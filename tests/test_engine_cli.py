@@ -106,7 +106,7 @@ def test_usage_errors_exit_two(capsys):
 
 def test_missing_vault_is_a_refusal(tmp_path, capsys):
     assert engine("verify", str(tmp_path / "nope")) == 1
-    assert "not a directory" in capsys.readouterr().err
+    assert "nope: does not exist" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("text", ["", "   "])

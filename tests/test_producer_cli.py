@@ -190,11 +190,16 @@ def test_errors_are_one_line_and_usage_errors_exit_2(endpoint, vault, tmp_path):
     r = cli("build", "--vault", "v", "--provider", "grpc", cwd=tmp_path)
     assert r.returncode == 2
     r = cli("build", "--vault", "nowhere", "--out", "x.sqlite", cwd=tmp_path)
-    assert (r.returncode, r.stderr) == (1, "hql-semantics: nowhere: not a directory\n")
+    assert (r.returncode, r.stderr) == (
+        1,
+        "hql-semantics: nowhere: does not exist; fix: name an existing vault directory with "
+        "--vault\n",
+    )
     r = cli("build", "--vault", "nowhere", "--progress", "jsonl", cwd=tmp_path)
     assert r.returncode == 1
     assert [json.loads(x) for x in r.stdout.splitlines()] == [
-        {"event": "error", "message": "nowhere: not a directory"}
+        {"event": "error", "message": "nowhere: does not exist",
+         "fix": "name an existing vault directory with --vault"}
     ]
     garbage = tmp_path / "g.sqlite"
     garbage.write_bytes(b"garbage" * 999)

@@ -37,5 +37,5 @@ def test_a_vector_that_is_not_a_blob_is_one_clear_line(tmp_path):
                  ("inspect", "--index", str(index))):
         result = producer(*args)
         assert result.returncode == 1, result.stdout
-        assert "`alcidae` holds no vector blob (found int)" in result.stderr
+        assert "`alcidae` holds no vector blob (found an integer)" in result.stderr
         assert "Traceback" not in result.stderr

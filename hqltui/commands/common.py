@@ -4,8 +4,11 @@ and one guard so no traceback reaches a user."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable
+
+from producer.terminal import shown
 
 USAGE = 2
 FAILED = 1
@@ -19,6 +22,16 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # exit 2 with one line, as argparse does
         self.print_usage(sys.stderr)
         raise UsageError(f"{self.prog}: error: {message}")
+
+
+def refuse(args: argparse.Namespace, label: str, message: str, fix: str | None) -> int:
+    """A command that cannot answer: one line on stderr and, under ``--json``, the
+    object ``{"error": {"message": …, "fix": …}}`` on stdout, so scripts parse it."""
+    if getattr(args, "json", False):
+        print(json.dumps({"error": {"message": message, "fix": fix}}, ensure_ascii=False))
+    line = f"{label}: {message}" + (f" (fix: {fix})" if fix else "")
+    print(shown(line), file=sys.stderr)
+    return FAILED
 
 
 def positive_int(value: str) -> int:
@@ -54,5 +67,4 @@ def run_command(
     except BrokenPipeError:
         return 0
     except Exception as exc:  # noqa: BLE001 - no traceback reaches a user
-        print(f"{label}: failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return FAILED
+        return refuse(args, label, f"failed: {type(exc).__name__}: {exc}", None)

@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from hqltui.commands.common import FAILED, Parser, UsageError, positive_int, run_command
+from producer.terminal import shown, shown_lines
 
 ACTIONS = ("sync", "build", "verify", "search")
 
@@ -67,7 +68,7 @@ def _printer(as_json: bool, quiet: bool) -> Any:
             print(json.dumps(event.to_json()), file=sys.stderr, flush=True)
             return
         if getattr(event, "changed", True):  # a job poll is shown when something moved
-            print(event.describe(), file=sys.stderr, flush=True)
+            print(shown(event.describe()), file=sys.stderr, flush=True)
 
     return emit
 
@@ -123,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
                 print(json.dumps(answer.to_json(), indent=2))
             else:
                 for name, ranking in answer.rankings().items():
-                    print("\n".join(_ranking_lines(name, ranking)))
+                    print(shown_lines("\n".join(_ranking_lines(name, ranking))))
             return 0 if answer.ok else FAILED
     except EngineRefused as exc:
         return _fail(args, "refused", exc.refusal.message, exc.refusal.fix)
@@ -134,14 +135,14 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
-        print(report.summary())
+        print(shown_lines(report.summary()))
         for problem in getattr(report, "problems", []):
             cards = ""
             if problem.cards:
-                shown = ", ".join(problem.cards[:10])
+                names = ", ".join(problem.cards[:10])
                 more = f" and {len(problem.cards) - 10} more" if len(problem.cards) > 10 else ""
-                cards = f": {shown}{more}"
-            print(f"  {problem.kind}: {problem.message}{cards}")
+                cards = f": {names}{more}"
+            print(shown(f"  {problem.kind}: {problem.message}{cards}"))
     if args.action == "verify" and not report.clean:
         return FAILED
     return 0
@@ -151,9 +152,9 @@ def _fail(args: argparse.Namespace, outcome: str, message: str, fix: str | None)
     if args.json:
         print(json.dumps({"operation": args.action, "outcome": outcome, "message": message,
                           "fix": fix}, indent=2))
-    print(f"hql-tui engine {args.action}: {message}", file=sys.stderr)
+    print(shown(f"hql-tui engine {args.action}: {message}"), file=sys.stderr)
     if fix:
-        print(f"  fix: {fix}", file=sys.stderr)
+        print(shown(f"  fix: {fix}"), file=sys.stderr)
     return FAILED
 
 

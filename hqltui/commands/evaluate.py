@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hqltui.commands.common import Parser, run_command
+from hqltui.commands.common import Parser, refuse, run_command
+from producer.terminal import shown, shown_lines
 
 DEPTH = 10
 
@@ -190,12 +191,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         queries = read_queries(Path(args.queries))
         session = Session.load(args.vault)
-    except (QueriesError, NotADirectoryError, FileNotFoundError) as exc:
-        print(f"hql-tui: {exc}", file=sys.stderr)
-        return 1
+    except QueriesError as exc:
+        return refuse(args, "hql-tui", str(exc), f"fix {args.queries}")
+    except (NotADirectoryError, FileNotFoundError) as exc:
+        return refuse(args, "hql-tui", str(exc), "name an existing vault directory")
     if "search" in session.config.errors:
-        print(f"hql-tui: {session.config.errors['search']}", file=sys.stderr)
-        return 1
+        config = session.config
+        fix = config.file_fix or f"edit [search] in {config.file.name}"
+        return refuse(args, "hql-tui", config.errors["search"], fix)
     unknown = sorted(
         {n for q in queries for n in q.relevant + q.decoys if n not in session.vault.by_name}
     )
@@ -227,10 +230,10 @@ def run(args: argparse.Namespace) -> int:
         }
         if refusals:
             out += ["", "refusals:"] + [f"  {m}" for m in sorted(refusals)]
-        print("\n".join(out))
+        print(shown_lines("\n".join(out)))
     if unknown:
         print(
-            f"hql-tui: {args.queries} names cards not in the vault: {', '.join(unknown)}",
+            shown(f"hql-tui: {args.queries} names cards not in the vault: {', '.join(unknown)}"),
             file=sys.stderr,
         )
     return 1 if refused else 0

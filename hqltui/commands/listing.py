@@ -6,6 +6,7 @@ import sys
 
 from hqltui.core.oneline import link_target
 from producer.config import load_config
+from producer.terminal import shown
 from producer.vault import load_vault
 
 
@@ -21,15 +22,17 @@ def list_vault(root: str) -> int:
     try:
         vault = load_vault(root)
     except (NotADirectoryError, FileNotFoundError) as exc:
-        print(f"hql-tui: {exc}", file=sys.stderr)
+        print(f"hql-tui: {shown(exc)}", file=sys.stderr)
         return 1
     config = load_config(root)
     out: list[str] = []
     kind = "HMD vault" if vault.is_hmd else "not an HMD vault (no .hmd/)"
     count = len(vault.cards)
-    out.append(f"vault  {root}  ({kind})  {count} card{'s' if count != 1 else ''}")
-    if "semantics" in config.errors:
-        out.append(f"index  unusable: {config.errors['semantics']}")
+    out.append(f"vault  {shown(root)}  ({kind})  {count} card{'s' if count != 1 else ''}")
+    if config.file_error:
+        out.append(f"index  unusable: {shown(config.file.name)} cannot be read (see warnings)")
+    elif "semantics" in config.errors:
+        out.append(f"index  unusable: {shown(config.errors['semantics'])}")
     elif config.index is None:
         out.append(
             'index  none configured: add `[semantics] index = ".hql/index.sqlite"` '
@@ -37,29 +40,34 @@ def list_vault(root: str) -> int:
         )
     else:
         path = config.index_path
-        state = (
-            "present"
-            if path is not None and path.is_file()
-            else (f"not built yet: run `hql-semantics build --vault {root} --out {path}`")
-        )
-        out.append(f"index  {config.index}  ({state})")
+        if path is not None and path.is_dir():
+            state = "a directory, not an index file: name a file in `[semantics] index`"
+        elif path is not None and path.is_file():
+            state = "present"
+        else:
+            state = f"not built yet: run `hql-semantics build --vault {root} --out {path}`"
+        out.append(f"index  {shown(config.index)}  ({shown(state)})")
     out.append("")
     if vault.cards:
         rows = [("NAME", "TITLE", "PATH")]
-        rows += [(c.name, c.title, c.path) for c in vault.cards]
+        rows += [(shown(c.name), shown(c.title), shown(c.path)) for c in vault.cards]
         out.extend(_table(rows))
     else:
         out.append("(no cards)")
     warnings = ([vault.notice] if vault.notice else []) + vault.warnings
-    warnings += [
-        message for table, message in sorted(config.errors.items()) if table != "semantics"
-    ]
+    warnings += (
+        config.messages()
+        if config.file_error
+        else [message for table, message in sorted(config.errors.items()) if table != "semantics"]
+    )
     out.append("")
     out.append(f"warnings ({len(warnings)})" if warnings else "warnings: none")
-    out.extend(f"  {w}" for w in warnings)
+    out.extend(f"  {shown(w)}" for w in warnings)
     unresolved = vault.unresolved()
     if unresolved:
         out.append(f"unresolved links ({len(unresolved)})")
-        out.extend(f"  {card} -> [[{link_target(target)}]]" for card, target in unresolved)
+        out.extend(
+            f"  {shown(card)} -> [[{shown(link_target(target))}]]" for card, target in unresolved
+        )
     print("\n".join(out))
     return 0

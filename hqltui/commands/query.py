@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
-from hqltui.commands.common import Parser, positive_int, run_command
+from hqltui.commands.common import Parser, positive_int, refuse, run_command
+from producer.terminal import shown
 
 MODES = ("hashbag", "bm25", "semantic", "hybrid", "all")
 ALL_ARMS = ("hashbag", "bm25", "semantic", "hybrid")
@@ -58,17 +58,17 @@ def _provenance(ranking: Any) -> str:
 def render_text(arms: dict[str, Any], session: Any, out: list[str]) -> None:
     for name, ranking in arms.items():
         label = name if name != "hybrid" else f"hybrid ({_fused_lexical(ranking)} + semantic)"
-        out.append(f"{label}  [{_provenance(ranking)}]" if ranking.retrieval else label)
+        out.append(f"{label}  [{shown(_provenance(ranking))}]" if ranking.retrieval else label)
         if ranking.refusal is not None:
-            out.append(f"  refused: {ranking.refusal.message}")
+            out.append(f"  refused: {shown(ranking.refusal.message)}")
             if ranking.refusal.fix:
-                out.append(f"  fix: {ranking.refusal.fix}")
+                out.append(f"  fix: {shown(ranking.refusal.fix)}")
         elif not ranking.hits:
             out.append(f"  no {'lexical' if name in ('bm25', 'hashbag') else name} match")
         else:
-            width = max(len(h.card) for h in ranking.hits)
+            width = max(len(shown(h.card)) for h in ranking.hits)
             for h in ranking.hits:
-                line = f"  {h.rank:>3}  {h.card.ljust(width)}  {_fmt_score(h.score)}"
+                line = f"  {h.rank:>3}  {shown(h.card).ljust(width)}  {_fmt_score(h.score)}"
                 if h.arms:
                     line += "  " + "  ".join(
                         f"{arm} {'-' if a is None else f'#{a.rank} {_fmt_score(a.score)}'}"
@@ -81,7 +81,7 @@ def render_text(arms: dict[str, Any], session: Any, out: list[str]) -> None:
     warnings = _all_warnings(arms, session)
     if warnings:
         out.append("warnings:")
-        out.extend(f"  [{w.kind}] {w.message}" for w in warnings)
+        out.extend(f"  [{w.kind}] {shown(w.message)}" for w in warnings)
 
 
 def _fused_lexical(ranking: Any) -> str:
@@ -103,12 +103,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         session = Session.load(args.vault)
     except (NotADirectoryError, FileNotFoundError) as exc:
-        print(f"hql-tui: {exc}", file=sys.stderr)
-        return 1
+        return refuse(args, "hql-tui", str(exc), "name an existing vault directory")
     needs_search = args.mode in ("hybrid", "all") or args.limit is None
     if needs_search and "search" in session.config.errors:
-        print(f"hql-tui: {session.config.errors['search']}", file=sys.stderr)
-        return 1
+        config = session.config
+        fix = config.file_fix or f"edit [search] in {config.file.name}"
+        return refuse(args, "hql-tui", config.errors["search"], fix)
     wanted = ALL_ARMS if args.mode == "all" else (args.mode,)
     arms: dict[str, Any] = {}
     answer = None
@@ -135,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
         }
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        out: list[str] = [f"query  {args.text!r}  in {args.vault}", ""]
+        out: list[str] = [f"query  {shown(repr(args.text))}  in {shown(args.vault)}", ""]
         render_text(arms, session, out)
         print("\n".join(out).rstrip())
     return 1 if refused else 0

@@ -62,8 +62,12 @@ def fuse(
     weights: dict[str, float],
     window: int,
     limit: int | None,
+    exclude: np.ndarray | None = None,
 ) -> Ranking:
-    """The hybrid ranking of ``arms`` (scores aligned with ``names``, sorted by name)."""
+    """The hybrid ranking of ``arms`` (scores aligned with ``names``, sorted by name).
+
+    ``exclude`` (bool per card) leaves cards out whatever their arms say: cards whose
+    index rows cannot be scored are shown in no column that depends on them."""
     warnings = tuple(w for arm in arms for w in arm.warnings)
     windows = {arm.arm: window for arm in arms}
     retrieval = Retrieval(
@@ -87,6 +91,15 @@ def fuse(
     for arm in arms:
         if arm.refusal is not None:
             return Ranking(retrieval=retrieval, warnings=warnings, refusal=arm.refusal)
+    if arms and all(weights[arm.arm] == 0 for arm in arms):
+        warnings += (
+            Warning(
+                "config",
+                "hybrid is empty because every arm's weight is 0 in `[search] weights` "
+                "(each fused score is 0, and a score of 0 is no evidence): give lexical or "
+                "semantic a weight above 0",
+            ),
+        )
     fused = np.zeros(len(names), dtype=np.float64)
     selected: list[dict[int, ArmScore]] = []
     for arm in arms:
@@ -100,6 +113,8 @@ def fuse(
                 for r, i in enumerate(chosen.tolist(), start=1)
             }
         )
+    if exclude is not None and exclude.any():
+        fused[exclude] = 0.0
     order, total = rank_indices(fused, limit)
     hits = tuple(
         Hit(

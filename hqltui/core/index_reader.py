@@ -21,6 +21,12 @@ with a row per vault card (in the vault's name order; all-zero rows for cards
 absent from the index), the stored query vectors (blobs, checked when used),
 and the per-card status: ``fresh``, ``stale`` (content hash differs; still
 scored) or ``missing``; index rows whose card left the vault are ``orphans``.
+
+One vectorised pass at load checks every card and query vector: finite and of
+unit length within ``UNIT_TOLERANCE`` (as ``verify``). A card whose vector
+fails, and every row of a name the index holds twice, are left out of
+semantic and hybrid (``excluded``) with a warning; a failing query vector is
+dropped from ``queries``, so a live embedding or the refusal follows.
 """
 
 from __future__ import annotations
@@ -36,8 +42,11 @@ from producer.index import (
     MAX_DIMENSIONS,
     METRIC,
     SCHEMA_VERSION,
+    UNIT_TOLERANCE,
+    IndexBusy,
     StoreError,
     connect_readonly,
+    is_sqlite_file,
     same_vault,
 )
 from producer.index import unpack as unpack_vectors
@@ -81,6 +90,22 @@ class SemanticIndex:
     missing_names: tuple[str, ...]
     orphan_names: tuple[str, ...]
     fix: str  # the build command for this vault and index
+    # Cards whose stored vector is not finite and unit length, and names with more
+    # than one index row: left out of semantic and hybrid (``present`` is False).
+    invalid_names: tuple[str, ...] = ()
+    duplicate_names: tuple[str, ...] = ()
+    # Stored query vectors that are not finite and unit length: never used.
+    invalid_queries: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()  # the vault's card names, in matrix row order
+
+    @property
+    def excluded(self) -> np.ndarray:
+        """Per vault card: has index rows, but none that can be scored (bad or doubled)."""
+        out = np.zeros(len(self.present), dtype=bool)
+        if self.invalid_names or self.duplicate_names:
+            bad = set(self.invalid_names) | set(self.duplicate_names)
+            out[[i for i, name in enumerate(self.names) if name in bad]] = True
+        return out
 
     @property
     def fresh_count(self) -> int:
@@ -113,6 +138,32 @@ class SemanticIndex:
                     self.missing_names,
                 )
             )
+        for name in self.invalid_names:
+            out.append(
+                Warning(
+                    "index",
+                    f"`{name}` has a stored vector that is not finite and unit length, so it "
+                    f"is left out of semantic and hybrid (rebuild: {BUILD})",
+                    (name,),
+                )
+            )
+        for name in self.duplicate_names:
+            out.append(
+                Warning(
+                    "index",
+                    f"`{name}` has more than one row in the index, so both are left out of "
+                    f"semantic and hybrid (rebuild: {BUILD})",
+                    (name,),
+                )
+            )
+        for text in self.invalid_queries:
+            out.append(
+                Warning(
+                    "index",
+                    f"the stored vector for the query `{text}` is not finite and unit length, "
+                    f"so it is not used (rebuild: {BUILD})",
+                )
+            )
         n = len(self.orphan_names)
         if n:
             noun = "1 index row names a card" if n == 1 else f"{n} index rows name cards"
@@ -132,7 +183,10 @@ def open_index(vault: Vault, config: Config) -> SemanticIndex | Refusal:
     """Read the vault's configured index, or say why it cannot be used."""
     fix = build_command(vault, config.index)
     if "semantics" in config.errors:
-        return Refusal(config.errors["semantics"], f"edit [semantics] in {config.file.name}")
+        return Refusal(
+            config.errors["semantics"],
+            config.file_fix or f"edit [semantics] in {config.file.name}",
+        )
     if config.index is None:
         return Refusal(
             "semantic search needs an index: name one with `[semantics] index` in hql.toml "
@@ -144,8 +198,21 @@ def open_index(vault: Vault, config: Config) -> SemanticIndex | Refusal:
     root_real = vault.root.resolve()
     if not file.resolve().is_relative_to(root_real):  # a symlink swapped in since config load
         return Refusal(f"the configured index `{config.index}` is outside the vault", fix)
+    if file.is_dir():
+        return Refusal(
+            f"the index `{display}` is a directory, not an index file",
+            f"name a file in `[semantics] index` of {config.file.name}, or move the directory",
+        )
+    if file.is_file() and is_sqlite_file(file) is False:
+        return Refusal(
+            f"the index `{display}` cannot be read (it is not an SQLite file), and a build "
+            "will not overwrite it",
+            f"move it aside (the app's F7 offers to rename it), then {fix}",
+        )
     try:
         conn = connect_readonly(file)
+    except IndexBusy as exc:  # waited for the lock already: say who holds it, not "build"
+        return Refusal(f"the index `{display}` {str(exc).split(': ', 1)[-1]}", exc.fix or fix)
     except StoreError as exc:
         return Refusal(f"the index `{display}` cannot be read ({_reason(exc)}): build it", fix)
     try:
@@ -232,6 +299,13 @@ def _read(
     except sqlite3.Error:
         queries = {}  # no query table: every query needs a live vector or a rebuild
 
+    bad_queries = sorted(
+        text for text, ok in zip(queries, unit_rows(list(queries.values()), dims), strict=True)
+        if not ok
+    )
+    for text in bad_queries:
+        del queries[text]
+
     position = {card.name: i for i, card in enumerate(vault.cards)}
     n = len(vault.cards)
     matrix = np.zeros((n, dims), dtype=np.float32)
@@ -239,19 +313,29 @@ def _read(
     stale = np.zeros(n, dtype=bool)
     rows_at: list[int] = []
     blobs: list[bytes] = []
-    orphans: list[str] = []
+    orphans: set[str] = set()
+    rows_of: dict[int, int] = {}
     for name, content_hash, blob in card_rows:
         i = position.get(name)
         if i is None:
-            orphans.append(str(name))
+            orphans.add(str(name))
             continue
+        rows_of[i] = rows_of.get(i, 0) + 1
         rows_at.append(i)
         blobs.append(bytes(blob))
-        present[i] = True
         stale[i] = content_hash != vault.cards[i].content_hash
-    if blobs:
-        matrix[np.asarray(rows_at)] = unpack_vectors(b"".join(blobs)).reshape(len(blobs), dims)
     names = [card.name for card in vault.cards]
+    doubled = {i for i, count in rows_of.items() if count > 1}
+    invalid: set[int] = set()
+    if blobs:
+        vectors = unpack_vectors(b"".join(blobs)).reshape(len(blobs), dims)
+        good = unit_rows(vectors, dims)
+        invalid = {i for i, ok in zip(rows_at, good.tolist(), strict=True) if not ok} - doubled
+        keep = good & ~np.isin(np.asarray(rows_at), list(doubled | invalid))
+        at = np.asarray(rows_at)[keep]
+        matrix[at] = vectors if keep.all() else vectors[keep]  # no second copy when all good
+        present[at] = True
+    stale &= present
     return SemanticIndex(
         path=display,
         model=str(model_id),
@@ -266,7 +350,29 @@ def _read(
         stale=stale,
         queries=queries,
         stale_names=tuple(names[i] for i in np.flatnonzero(stale).tolist()),
-        missing_names=tuple(names[i] for i in np.flatnonzero(~present).tolist()),
+        missing_names=tuple(
+            names[i] for i in np.flatnonzero(~present).tolist() if i not in rows_of
+        ),
         orphan_names=tuple(sorted(orphans)),
         fix=fix,
+        invalid_names=tuple(sorted(names[i] for i in invalid)),
+        duplicate_names=tuple(sorted(names[i] for i in doubled)),
+        invalid_queries=tuple(bad_queries),
+        names=tuple(names),
     )
+
+
+def unit_rows(vectors: np.ndarray | list[bytes], dims: int) -> np.ndarray:
+    """One vectorised pass: which rows are finite and of unit length within the
+    tolerance ``verify`` uses (norms in float64). Byte blobs of another width than
+    ``dims`` count as good here: their length is checked where they are used."""
+    if isinstance(vectors, list):
+        sized = [i for i, b in enumerate(vectors) if len(b) == dims * 4]
+        out = np.ones(len(vectors), dtype=bool)
+        if sized:
+            packed = b"".join(vectors[i] for i in sized)
+            out[sized] = unit_rows(unpack_vectors(packed).reshape(len(sized), dims), dims)
+        return out
+    with np.errstate(over="ignore", invalid="ignore"):
+        norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors, dtype=np.float64))
+    return np.isfinite(norms) & (np.abs(norms - 1.0) <= UNIT_TOLERANCE)

@@ -298,6 +298,8 @@ class Session:
             kind = "link" if "Relation" in message and "resolve" in message else "loader"
             out.append(Warning(kind, message))
         for table, message in sorted(self.config.errors.items()):
+            if self.config.file_error:
+                break  # the whole file is broken: one message, below
             if table == "semantics" and self.index_refusal is not None:
                 continue  # shown once, as the index refusal below
             out.append(Warning("config", message))
@@ -310,6 +312,8 @@ class Session:
                 out.append(Warning("arm", f"{built.message}; the other arms still answer"))
         if self.index is not None:
             out.extend(self.index.warnings())
+        elif self.index_refusal is not None and self.config.file_error:
+            out.append(Warning("config", f"semantic search is off: {self.config.file_error}"))
         elif self.index_refusal is not None:
             out.append(Warning("config", f"semantic search is off: {self.index_refusal.message}"))
         return tuple(out)
@@ -454,6 +458,7 @@ class Session:
             weights=weights,
             window=s.window,
             limit=limit,
+            exclude=None if self.index is None else self.index.excluded,
         )
 
     def scores(self, text: str, arm: str, *, live: bool = False) -> np.ndarray | Refusal:

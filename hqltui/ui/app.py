@@ -22,6 +22,7 @@ import os
 import shlex
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -54,8 +55,11 @@ from hqltui.ui.widgets.panes import CardDetail, StatusLine, WarningsStrip
 from hqltui.ui.widgets.query import QueryInput
 from hqltui.ui.widgets.ranking import RankingColumn, Row
 from producer.config import LEXICAL_ARMS
+from producer.terminal import shown, shown_body
 
 READY_ENV = "HQL_TUI_READY_FILE"
+# How often a session-load worker checks whether the app is quitting.
+LOAD_POLL_SECONDS = 0.05
 # The key that builds the index (the jobs panel).
 BUILD_HINT = "press F7"
 # The strip lists what blocks or skews a ranking first.
@@ -188,8 +192,10 @@ class HqlApp(JobsMixin, App[int]):
 
     def notify(self, message: str, *, markup: bool = False, **kwargs: Any) -> None:
         """Plain text by default: messages quote `[semantics]`, engine errors and paths,
-        which Textual markup would silently eat."""
-        super().notify(message, markup=markup, **kwargs)
+        which Textual markup would silently eat; control characters shown as ``\\xNN``."""
+        if "title" in kwargs:
+            kwargs["title"] = shown(kwargs["title"])
+        super().notify(shown(message), markup=markup, **kwargs)
 
     @property
     def shown_arm(self) -> str:
@@ -241,12 +247,9 @@ class HqlApp(JobsMixin, App[int]):
     @work(thread=True, exclusive=True, group="session", exit_on_error=False)
     def _load_session(self, reason: str) -> None:
         try:
-            if self._session_factory is not None:
-                session = self._session_factory(self.vault_path)
-            else:
-                from hqltui.core.session import Session
-
-                session = Session.load(self.vault_path, clock=self.clock)
+            session = self._read_session()
+            if session is None:
+                return  # quitting, or a newer load replaced this one
             history = self.history
             if history is None:
                 from hqltui.core.history import History
@@ -258,6 +261,35 @@ class HqlApp(JobsMixin, App[int]):
             self.post_message(SessionFailed(str(exc)))
             return
         self.post_message(SessionLoaded(session, reason))
+
+    def _read_session(self) -> Any:
+        """Load the session in a daemon thread, and give up waiting for it once this
+        worker is cancelled: a quit must not wait for a long load (the pool thread
+        of a worker is joined at exit; a daemon thread is not)."""
+        worker = get_current_worker()
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def load() -> None:
+            try:
+                if self._session_factory is not None:
+                    box["session"] = self._session_factory(self.vault_path)
+                else:
+                    from hqltui.core.session import Session
+
+                    box["session"] = Session.load(self.vault_path, clock=self.clock)
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the worker below
+                box["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=load, name="session-load", daemon=True).start()
+        while not done.wait(LOAD_POLL_SECONDS):
+            if worker.is_cancelled:
+                return None
+        if "error" in box:
+            raise box["error"]
+        return box["session"]
 
     @on(SessionLoaded)
     def _session_loaded(self, message: SessionLoaded) -> None:
@@ -298,11 +330,12 @@ class HqlApp(JobsMixin, App[int]):
         self.load_error = message.message
         self.session = None  # never rank, build or verify against a vault that is gone
         self.main.query_one(StatusLine).update(
-            Text(f"{self.vault_path} · cannot be opened: {message.message}",
+            Text(f"{shown(self.vault_path)} · cannot be opened: {shown(message.message)}",
                  style=self.palette.error)
         )
         for column in self.main.columns:
-            column.show_message(Text(message.message, style=self.palette.error), "refusal")
+            column.show_message(Text(shown(message.message), style=self.palette.error),
+                                "refusal")
         self._show_warnings()
         self.call_after_refresh(self._mark_ready, "vault-failed")
 
@@ -549,8 +582,8 @@ class HqlApp(JobsMixin, App[int]):
         if card is None:
             self.notify("select a card first", severity="warning", timeout=2)
             return
-        header = Text.assemble((card.title, "bold"), "  ", (f"{card.name} · {card.path}",
-                                                             self.palette.muted))
+        header = Text.assemble((shown(card.title), "bold"), "  ",
+                               (f"{shown(card.name)} · {shown(card.path)}", self.palette.muted))
         self.push_screen(CardScreen(card.name, header, self._detail(card.name, full=True)))
 
     def action_edit_card(self) -> None:
@@ -623,7 +656,7 @@ class HqlApp(JobsMixin, App[int]):
     def _show_loading(self) -> None:
         main = self.main
         main.query_one(StatusLine).update(
-            Text(f"{self.vault_path} · loading vault…", style=self.palette.muted)
+            Text(f"{shown(self.vault_path)} · loading vault…", style=self.palette.muted)
         )
         for column in main.columns:
             column.show_message(Text("loading vault…", style=self.palette.muted), "busy")
@@ -668,9 +701,10 @@ class HqlApp(JobsMixin, App[int]):
         p = self.palette
         session = self.session
         if session is None:
-            return Text(f"{self.vault_path} · cannot be opened: {self.load_error}", style=p.error)
+            return Text(f"{shown(self.vault_path)} · cannot be opened: {shown(self.load_error)}",
+                        style=p.error)
         vault = session.vault
-        name = self.vault_path.name or str(self.vault_path)
+        name = shown(self.vault_path.name or str(self.vault_path))
         out = Text.assemble((name, "bold"), " · ", render.plural(len(vault.cards), "card"))
         summary = self.summary
         out.append(" · ")
@@ -698,8 +732,8 @@ class HqlApp(JobsMixin, App[int]):
                 out.append(" ")
             out.append(f"{count} {label}", style=style if count and label != "fresh" else "")
         out.append(" · ")
-        out.append(render.short_model(summary.model), style=p.primary)
-        out.append(f" {render.short_revision(summary.revision)}")
+        out.append(shown(render.short_model(summary.model)), style=p.primary)
+        out.append(f" {shown(render.short_revision(summary.revision))}")
         out.append(f" · built {render.age(_parse_time(summary.built_at), self.clock())} ago")
         return out
 
@@ -783,14 +817,14 @@ class HqlApp(JobsMixin, App[int]):
         p = self.palette
         out = Text()
         out.append("refused\n", style=p.error)
-        out.append(refusal.message)
+        out.append(shown(refusal.message))
         if refusal.fix == "live":
             out.append("\n\nfix: ", style="bold")
             out.append("press Enter in the query to embed it with the http embedder",
                        style=p.accent)
         elif refusal.fix:
             out.append("\n\nfix: ", style="bold")
-            out.append(refusal.fix, style=p.accent)
+            out.append(shown(refusal.fix), style=p.accent)
         return out
 
     # ---------------------------------------------------------------- warnings
@@ -827,7 +861,7 @@ class HqlApp(JobsMixin, App[int]):
             if i:
                 out.append("\n")
             out.append(f"{kind}: ", style=style)
-            out.append(oneline.one_line(message) if one_line else message)
+            out.append(shown(oneline.one_line(message) if one_line else message))
         return out
 
     def _show_warnings(self) -> None:
@@ -856,13 +890,16 @@ class HqlApp(JobsMixin, App[int]):
         vault = session.vault
         head = Text()
         if not full:
-            head.append(card.title, style="bold")
-            head.append(f"  {card.name} · {card.path}", style=p.muted)
+            head.append(shown(card.title), style="bold")
+            head.append(f"  {shown(card.name)} · {shown(card.path)}", style=p.muted)
             head.append("\n")
         status = self.statuses.get(name, "")
         head.append("index: ", style="bold")
-        head.append(status or "no index", style={"stale": p.warning, "missing": p.error}.get(
-            status, p.muted))
+        if not status and self.summary is not None and self.summary.state == "refused":
+            head.append("index unusable (see warnings)", style=p.error)  # a file is there
+        else:
+            head.append(status or "no index", style={"stale": p.warning, "missing": p.error}.get(
+                status, p.muted))
         # Ranks in every column.
         rankings = self._rankings()
         head.append("\nranks: ", style="bold")
@@ -907,14 +944,16 @@ class HqlApp(JobsMixin, App[int]):
         unresolved = [t for t in outgoing if t not in vault.by_name]
         backlinks = vault.backlinks(name)
         head.append("\nlinks → ", style="bold")
-        head.append(", ".join(dict.fromkeys(resolved)) or "—")
+        head.append(shown(", ".join(dict.fromkeys(resolved))) or "—")
         head.append("\nbacklinks ← ", style="bold")
-        head.append(", ".join(backlinks) or "—")
+        head.append(shown(", ".join(backlinks)) or "—")
         if unresolved:
             head.append("\nunresolved: ", style=p.warning)
-            head.append(", ".join(dict.fromkeys(oneline.link_target(t) for t in unresolved)))
+            head.append(
+                shown(", ".join(dict.fromkeys(oneline.link_target(t) for t in unresolved)))
+            )
         terms = render.query_terms(self.answer_text) if self.answer is not None else set()
-        body = render.body_text(card.body, terms, mark=p.mark, heading=p.heading)
+        body = render.body_text(shown_body(card.body), terms, mark=p.mark, heading=p.heading)
         return Group(head, Text("─" * 40, style=p.muted), body)
 
     def _provenance(self, retrieval: Any) -> Text:
@@ -927,8 +966,8 @@ class HqlApp(JobsMixin, App[int]):
             out.append(f"{retrieval.fusion} k={retrieval.k:g} · weights {weights} · "
                        f"windows {windows}")
             return out
-        out.append(render.short_model(retrieval.model))
-        out.append(f" {render.short_revision(retrieval.revision)}")
+        out.append(shown(render.short_model(retrieval.model)))
+        out.append(f" {shown(render.short_revision(retrieval.revision))}")
         out.append(f" · {retrieval.metric}")
         out.append(" · approximate" if retrieval.approximate else " · exact")
         if retrieval.query_vector_source and retrieval.arm == "semantic":
@@ -952,9 +991,12 @@ def _parse_time(value: Any) -> datetime | None:
 
 
 def main(vault: str) -> int:
+    from producer.vault import vault_problem
+
     path = Path(vault)
-    if not path.is_dir():
-        print(f"hql-tui: {vault}: not a directory", file=sys.stderr)
+    problem = vault_problem(path)
+    if problem:
+        print(f"hql-tui: {shown(problem)}", file=sys.stderr)
         return 1
     app = HqlApp(path)
     result = app.run()

@@ -32,6 +32,7 @@ from textual.binding import Binding
 from hqltui.core.jobs import Job, JobBoard, JobEvent, index_build_job, index_verify_job
 from hqltui.ui.screens.confirm import ConfirmScreen
 from hqltui.ui.widgets.jobs import Coalescer, JobsPanel, JobUpdate
+from producer.terminal import shown
 
 JOB_BINDINGS = [
     Binding("f7", "build_index", "build", tooltip="build index", id="jobs.build"),
@@ -209,6 +210,46 @@ class JobsMixin:
         if out is None:
             app.push_screen(self._configure_question(), self._configure_answered)
             return
+        from producer.index import aside_path, is_sqlite_file
+
+        try:
+            foreign = out.is_file() and is_sqlite_file(out) is False
+        except OSError:
+            foreign = False  # the build itself says why the file cannot be read
+        if foreign:
+            aside = aside_path(out, app.clock())
+            app.push_screen(self._aside_question(out, aside), partial(self._aside_answered,
+                                                                       out, aside))
+            return
+        self._start_build(out)
+
+    def _aside_question(self, out: Path, aside: Path) -> ConfirmScreen:
+        """A file that is not an index sits where the index goes: never overwritten,
+        only moved aside once the user says so."""
+        app: Any = self
+        body = Text()
+        body.append(shown(str(out)), style="bold")
+        body.append(" exists and is not an SQLite index, so a build will not overwrite it.\n\n")
+        body.append("Rename it to ")
+        body.append(shown(aside.name), style=app.palette.accent)
+        body.append(" (kept beside it, nothing deleted), then build the index?")
+        return ConfirmScreen("Move the unreadable file aside?", body, yes="rename and build",
+                             no="cancel")
+
+    def _aside_answered(self, out: Path, aside: Path, yes: bool | None) -> None:
+        app: Any = self
+        if not yes:
+            app.notify(f"{shown(str(out))}: left as it is; no build", timeout=3)
+            return
+        try:
+            if aside.exists():
+                raise FileExistsError(f"{aside} already exists")
+            out.rename(aside)
+        except OSError as exc:
+            app.notify(f"{shown(str(out))}: not moved ({shown(str(exc))})",
+                       severity="error", timeout=8)
+            return
+        app.notify(f"moved aside: {shown(aside.name)}", timeout=4)
         self._start_build(out)
 
     def _configure_question(self) -> ConfirmScreen:

@@ -402,3 +402,39 @@ def test_the_readme_documents_every_binding() -> None:
     ids = {b.id for owner in owners for b in owner.BINDINGS if b.id}
     missing = sorted(i for i in ids if f"`{i}`" not in readme)
     assert not missing, f"README.md has no row for {missing}"
+
+
+async def test_a_file_that_is_not_an_index_is_moved_aside_only_after_yes(
+    make_app, birds: Path
+) -> None:
+    index = birds / ".hql" / "index.sqlite"
+    index.write_text("my precious notes\n", encoding="utf-8")
+    outs: list[Path] = []
+    factory = fake_build(CONTROL)
+
+    def recording(vault: Path, out: Path, *, clock):  # type: ignore[no-untyped-def]
+        outs.append(out)
+        return factory(vault, out, clock=clock)
+
+    app = make_app(birds)
+    app.job_factories["index-build"] = recording
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f7")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await settle(pilot)
+        assert index.read_text(encoding="utf-8") == "my precious notes\n" and outs == []
+        await pilot.press("f7")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await wait_for_file(pilot, CONTROL / "waiting")
+        stamp = app.clock().strftime("%Y%m%dT%H%M%SZ")
+        aside = birds / ".hql" / f"index.sqlite.unreadable-{stamp}"
+        assert aside.read_text(encoding="utf-8") == "my precious notes\n"
+        assert outs == [index]
+        (CONTROL / "go").write_text("", encoding="utf-8")
+        await wait_for_event(pilot, "index-build", lambda e: e.finished)
+        await settle(pilot)

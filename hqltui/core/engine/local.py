@@ -16,7 +16,7 @@ from hqltui.core.engine.errors import EngineRefused
 from hqltui.core.index_reader import SemanticIndex, build_command, open_index
 from hqltui.core.ranking import Refusal
 from producer.config import Config, load_config
-from producer.vault import Vault, load_vault
+from producer.vault import Vault, load_vault, vault_problem
 
 
 def _names(names: tuple[str, ...] | list[str], shown: int = 8) -> str:
@@ -36,8 +36,9 @@ class LocalCards:
     @classmethod
     def load(cls, root: str | Path) -> LocalCards:
         root = Path(root)
-        if not root.is_dir():
-            raise EngineRefused(Refusal(f"{root} is not a directory", "name a vault directory"))
+        problem = vault_problem(root)
+        if problem:
+            raise EngineRefused(Refusal(problem, "name a vault directory"))
         vault = load_vault(root)
         config = load_config(root)
         opened = open_index(vault, config)

@@ -11,6 +11,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Label
 
 from hqltui.ui.palette import Palette
+from producer.terminal import shown as printable
 
 
 class CardTable(DataTable[Text | str]):
@@ -69,7 +70,8 @@ class CardList(Vertical):
             table.add_column("index", key="status", width=8)
             table.add_rows(
                 [
-                    (Text(" " + name, no_wrap=True, overflow="ellipsis"), self._status(status))
+                    (Text(" " + printable(name), no_wrap=True, overflow="ellipsis"),
+                     self._status(status))
                     for name, status in rows
                 ]
             )

@@ -33,6 +33,7 @@ from textual.widgets import Static
 
 from hqltui.ui import render
 from hqltui.ui.widgets.ranking import RankingColumn, Row
+from producer.terminal import shown
 
 ENGINE_SLOTS = ("engine-bm25", "engine-semantic", "engine-hybrid")
 ENGINE_ARMS = {"engine-bm25": "bm25", "engine-semantic": "semantic", "engine-hybrid": "hybrid"}
@@ -337,10 +338,10 @@ class EngineRow(Vertical):
         out = Text(no_wrap=False)
         lead = {"refusal": "engine refused: ", "empty": "engine: "}.get(kind, "engine failed: ")
         out.append(lead, style=p.warning if kind == "empty" else p.error)
-        out.append(message)
+        out.append(shown(message))
         if fix:
             out.append(" · fix: ", style="bold")
-            out.append(fix, style=p.accent)
+            out.append(shown(fix), style=p.accent)
         return out
 
     def paint(self) -> None:

@@ -28,6 +28,7 @@ from textual.message import Message
 from textual.widgets import ProgressBar, Static
 
 from hqltui.core.jobs import JobEvent
+from producer.terminal import shown
 
 LOG_TAIL = 3  # log lines under a job
 
@@ -137,7 +138,7 @@ def title_line(event: JobEvent, styles: dict[str, str]) -> Text:
     out.append(f"  {elapsed_text(event.elapsed)}", style=styles["muted"])
     if event.message:
         out.append("  ")
-        out.append(event.message)
+        out.append(shown(event.message))
     return out
 
 
@@ -214,7 +215,7 @@ class JobView(Vertical):
             self._bar.update(total=None)
         self._counts.update(counts_line(event))
         tail = log_tail(event)
-        self._log.update(Text("\n".join(tail), no_wrap=True, overflow="ellipsis"))
+        self._log.update(Text("\n".join(map(shown, tail)), no_wrap=True, overflow="ellipsis"))
         self._log.display = bool(tail)
         for state in ("pending", "running", "succeeded", "failed", "cancelled"):
             self.set_class(event.state == state, f"-{state}")

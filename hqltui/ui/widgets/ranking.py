@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.widgets import Label, Static
 
 from hqltui.ui.widgets.ranklist import RankList
+from producer.terminal import shown
 
 RANK_W, SCORE_W, BADGE_W = 3, 8, 5
 
@@ -111,7 +112,8 @@ class RankingColumn(Vertical):
         return max(self.size.width - RANK_W - SCORE_W - BADGE_W - 2, 8)
 
     def _line(self, row: Row, width: int) -> Text:
-        name = row.name if len(row.name) <= width - 1 else row.name[: width - 2] + "…"
+        name = shown(row.name)
+        name = name if len(name) <= width - 1 else name[: width - 2] + "…"
         line = Text(f"{row.rank:>2} ")
         line.append(f" {name}".ljust(width))
         line.append(row.score.rjust(SCORE_W))

@@ -1,0 +1,130 @@
+"""The reader checks every vector it serves, once, at load (issue: bad input, round two):
+a card or query vector that is not finite and unit length, or a name with two rows,
+is never scored, and the warning says which and how to fix it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hqltui.core.session import Session
+from producer.index import pack
+from producer.verify import verify
+from tests.retrieval_helpers import doctor, unit, write_test_index, write_vault
+
+CARDS = {"alpha": "first card", "beta": "second card", "gamma": "third card"}
+VECTORS = {
+    "alpha": unit([1, 0, 0, 0]),
+    "beta": unit([1, 1, 0, 0]),
+    "gamma": unit([0, 0, 1, 1]),
+}
+QUERY = "first card"
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    root = write_vault(tmp_path / "birds", CARDS)
+    write_test_index(root, VECTORS, {QUERY: unit([1, 0, 0, 0])})
+    return root
+
+
+def _session(root: Path, tmp_path: Path) -> Session:
+    return Session.load(root, cache_dir=tmp_path / "cache")
+
+
+def _set_vector(root: Path, name: str, vector: np.ndarray) -> None:
+    doctor(root / ".hql/index.sqlite", f"UPDATE card SET embedding = ? WHERE name = '{name}'",
+           params=(pack(vector),))
+
+
+def _cards(ranking) -> list[str]:  # type: ignore[no-untyped-def]
+    return [h.card for h in ranking.hits]
+
+
+@pytest.mark.parametrize(
+    "vector", [VECTORS["alpha"] * 2, np.array([np.nan, 0, 0, 0], dtype=np.float32)],
+    ids=["scaled-by-2", "nan"],
+)
+def test_a_bad_card_vector_leaves_the_card_out_of_semantic_and_hybrid_with_a_warning(
+    vault: Path, tmp_path: Path, vector: np.ndarray
+) -> None:
+    _set_vector(vault, "alpha", vector)
+    session = _session(vault, tmp_path)
+    answer = session.query(QUERY)
+    assert "alpha" not in _cards(answer.semantic)
+    assert all(h.score <= 1.0 + 1e-6 for h in answer.semantic.hits)
+    assert "alpha" not in _cards(answer.hybrid)
+    assert "alpha" in _cards(answer.lexical)  # lexical does not depend on the index
+    messages = [w.message for w in answer.semantic.warnings if "alpha" in w.cards]
+    assert messages == [
+        "`alpha` has a stored vector that is not finite and unit length, so it is left out "
+        "of semantic and hybrid (rebuild: hql-semantics build)"
+    ]
+    assert not any("absent" in w.message for w in answer.semantic.warnings)
+
+
+def test_both_rows_of_a_duplicated_name_are_left_out_warned_and_verify_lists_it(
+    vault: Path, tmp_path: Path
+) -> None:
+    index = vault / ".hql/index.sqlite"
+    doctor(index, "CREATE TABLE c2 AS SELECT * FROM card", "DROP TABLE card",
+           "ALTER TABLE c2 RENAME TO card")
+    doctor(index, "INSERT INTO card VALUES ('alpha', 'alpha.hmd', "
+           "(SELECT content_hash FROM card WHERE name = 'alpha'), ?)",
+           params=(pack(unit([0, 0, 1, 1])),))
+    session = _session(vault, tmp_path)
+    answer = session.query(QUERY)
+    assert "alpha" not in _cards(answer.semantic) and "alpha" not in _cards(answer.hybrid)
+    assert any(
+        w.message.startswith("`alpha` has more than one row in the index, so both are left out")
+        for w in answer.semantic.warnings
+    )
+    report = verify(vault, index)
+    assert not report.clean
+    assert [p.message for p in report.problems if p.kind == "duplicate"] == [
+        "alpha: 2 rows in the index for one card"
+    ]
+
+
+def test_a_bad_stored_query_vector_is_not_used(vault: Path, tmp_path: Path) -> None:
+    doctor(vault / ".hql/index.sqlite", "UPDATE query SET embedding = ?",
+           params=(pack(np.array([0.5, 0, 0, 0], dtype=np.float32)),))
+    session = _session(vault, tmp_path)
+    ranking = session.rank(QUERY, "semantic")
+    assert ranking.refusal is not None and not ranking.hits
+    assert 'hql-semantics build --query "first card"' in ranking.refusal.message
+    assert any("the stored vector for the query `first card` is not finite and unit length"
+               in w.message for w in session.warnings)
+
+
+def test_a_locked_index_is_refused_after_the_wait_naming_the_lock(vault: Path) -> None:
+    import subprocess
+    import sys
+
+    from hqltui.core.index_reader import open_index
+    from hqltui.core.ranking import Refusal
+    from producer.config import load_config
+    from producer.vault import load_vault
+
+    index = vault / ".hql/index.sqlite"
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sqlite3, time\n"
+         f"c = sqlite3.connect({str(index)!r}, isolation_level=None)\n"
+         "c.execute('BEGIN EXCLUSIVE')\n"
+         "print('held', flush=True)\n"
+         "time.sleep(60)\n"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        refusal = open_index(load_vault(vault), load_config(vault))
+    finally:
+        holder.kill()
+        holder.wait()
+    assert isinstance(refusal, Refusal)
+    assert "is locked by another process (database is locked; waited 5 s" in refusal.message
+    assert f"pid {holder.pid} (" in refusal.message
+    assert refusal.fix == "try again once that process has finished or closed the index"

@@ -1,0 +1,51 @@
+"""The app shows a vault's control characters as ``\\xNN`` and its markup literally
+(issue: bad input, round two)."""
+
+from __future__ import annotations
+
+import html
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from hqltui.ui.widgets.panes import CardDetail
+from producer.terminal import shown
+from tests.ui.conftest import SIZE, settle, type_query
+
+pytestmark = pytest.mark.anyio
+
+EVIL = "evil\x1b]0;pwned\x07\x1b[31m\ttab\nline"
+
+
+def _plain(renderable: Any) -> str:
+    console = Console(width=300, record=True, file=io.StringIO())
+    console.print(renderable)
+    return console.export_text()
+
+
+async def test_control_characters_are_escaped_and_markup_is_literal(make_app,
+                                                                    tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    (root / ".hmd").mkdir(parents=True)
+    (root / f"{EVIL}.md").write_text('---\ntitle: "[bold red]Boom[/] \\e[2J"\n---\nbody words\n',
+                                     encoding="utf-8")
+    (root / f"broken{EVIL}.md").write_text("---\ntitle: [unclosed\n---\n", encoding="utf-8")
+    (root / "plain.md").write_text("# Plain\n\nbody words\n", encoding="utf-8")
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "body words")
+        await settle(pilot)
+        app.selected = EVIL
+        app._show_detail()
+        await pilot.pause()
+        screen = html.unescape(app.export_screenshot()).replace("\xa0", " ")
+        assert "\x1b" not in screen and "\x07" not in screen
+        assert shown(EVIL)[:20] in screen  # the card list and the lexical column
+        assert f"broken{shown(EVIL)}"[:20] in screen  # the warnings strip
+        detail = _plain(app.main.query_one(CardDetail).shown)
+        assert "[bold red]Boom[/] \\x1b[2J" in detail
+        assert shown(EVIL) in detail
