@@ -21,7 +21,10 @@ the frozen query sets) with ``benchmarks.manpages``, then on the man1 vault:
 then keeps the queries whose relevant pages are all in the sample, and says so.
 
     python -m benchmarks.realcorpus [--sample N] [--work DIR] [--man-dir DIR]
-                                    [--ratio-sample 2000] [--skip-ratio] [--skip-generated]
+                                    [--steps build,cli,latency,app,eval,ratio] [--name NAME]
+                                    [--ratio-sample 2000] [--ratio-repeats 3]
+
+``--steps generated`` alone measures only the app at 100k generated cards (no man pages).
 """
 
 from __future__ import annotations
@@ -63,6 +66,8 @@ BUDGETS = {  # issue 13 acceptance, on the man1 vault
     "app_rss": 1.0 * GIB,
 }
 ARMS = ("hashbag", "bm25", "semantic")
+STEPS = ("build", "cli", "latency", "app", "generated", "eval", "ratio")
+DEFAULT_STEPS = ("build", "cli", "latency", "app", "eval", "ratio")
 
 
 def verdict(value: float, budget: float) -> str:
@@ -232,15 +237,17 @@ def main() -> None:
     parser.add_argument("--man-dir", type=Path, default=DEFAULT_MAN_DIR)
     parser.add_argument("--ratio-sample", type=int, default=2000, help="pages for the ratio")
     parser.add_argument("--ratio-repeats", type=int, default=3)
-    parser.add_argument("--skip-ratio", action="store_true")
-    parser.add_argument("--skip-generated", action="store_true", help="no 100k generated vault")
+    parser.add_argument("--steps", default=",".join(DEFAULT_STEPS),
+                        help=f"comma-separated, of {', '.join(STEPS)}")
+    parser.add_argument("--name", default=None, help="report name (default realcorpus)")
     parser.add_argument("--generated-cards", type=int, default=100_000)
     parser.add_argument("--app-runs", type=int, default=4, help="warm app starts")
     parser.add_argument("--keys", type=int, default=24, help="typed queries")
-    parser.add_argument("--only-generated", action="store_true",
-                        help="only the app's RSS on the generated vault (no man pages)")
     args = parser.parse_args()
-    if args.only_generated:
+    steps = [x.strip() for x in args.steps.split(",") if x.strip()]
+    if set(steps) - set(STEPS):
+        parser.error(f"unknown steps {sorted(set(steps) - set(STEPS))}; accepted: {STEPS}")
+    if steps == ["generated"]:
         work = Path(args.work or Path(tempfile.gettempdir()) / "hql-bench-realcorpus")
         table = Rows()
         before = loadavg()
@@ -287,7 +294,37 @@ def main() -> None:
 
     typed_texts = [t for t in texts1 if len(t) > 1][: args.keys]
     prefixes = sorted({t[:i] for t in typed_texts for i in range(1, len(t))} - set(texts1))
-    built = build(root, texts1 + prefixes, cache)
+    if "build" in steps:
+        full_build(root, texts1 + prefixes, cache, row, notes)
+    elif {"cli", "latency", "app", "eval"} & set(steps):  # these need a current index:
+        build(root, texts1 + prefixes, cache, full=False)  # keep an earlier one, or build it
+    if "cli" in steps:
+        commands(root, texts1[0], cache, row, notes)
+    if "latency" in steps:
+        for arm, ms in arm_latency(root, texts1, cache).items():
+            row(f"query latency, {arm} (ms, median)", ms)
+    if "app" in steps:
+        app(root, typed_texts, len(prefixes), cache, work, args.app_runs, row, notes)
+    if "generated" in steps:
+        generated(args.generated_cards, work, row)
+    evals = {}
+    if "eval" in steps:
+        built23 = build(second, texts23, work / "cache-man23", full=False)  # keeps a current one
+        done = "up to date" if built23["final"].get("up_to_date") else "built"
+        notes.append(f"man2+man3 vault: {second_cards} cards, {done} in "
+                     f"{built23['seconds']:.0f} s (incremental), peak RSS "
+                     f"{built23['rss'] / 2**20:.0f} MiB")
+        evals = {"man1": evaluate(root, "man1", work, cache),
+                 "man23": evaluate(second, "man23", work, work / "cache-man23")}
+    if "ratio" in steps:
+        ratio(root, cache, args.ratio_sample, args.ratio_repeats, row, notes)
+    write_all(args.name or ("realcorpus" if every == 1 else "realcorpus_sample"), every,
+              table, notes, evals, load_before, started)
+
+
+def full_build(root: Path, queries: list[str], cache: Path, row: Callable[..., None],
+               notes: list[str]) -> None:
+    built = build(root, queries, cache)
     final = built["final"]
     row("full build (s), whole process", built["seconds"])
     row("full build, cards/s (whole process)", final["cards"] / built["seconds"])
@@ -301,13 +338,16 @@ def main() -> None:
     row("unchanged rebuild, cold (s)", cold)
     row("unchanged rebuild, warm (s)", warm, "≤ 3 s", verdict(warm, BUDGETS["rebuild_warm"]))
 
+
+def commands(root: Path, text: str, cache: Path, row: Callable[..., None],
+             notes: list[str]) -> None:
+    """``--list`` and ``query --mode all`` as a user runs them (warm parse cache)."""
     seconds, out = cli(["hqltui.cli", str(root), "--list"], cache)
-    lines = out.stdout.count("\n")
     row("hql-tui VAULT --list (s), warm", seconds, "exit 0",
         "met" if out.returncode == 0 else f"MISSED (exit {out.returncode})")
-    notes.append(f"--list printed {lines} lines; stderr {len(out.stderr.splitlines())} lines")
-    seconds, out = cli(["hqltui.cli", "query", str(root), texts1[0], "--mode", "all", "--json"],
-                       cache)
+    notes.append(f"--list printed {out.stdout.count(chr(10))} lines; stderr "
+                 f"{len(out.stderr.splitlines())} lines")
+    seconds, out = cli(["hqltui.cli", "query", str(root), text, "--mode", "all", "--json"], cache)
     answered = []
     if out.stdout.strip():
         answered = [a for a, r in json.loads(out.stdout)["arms"].items() if r["refusal"] is None]
@@ -315,17 +355,17 @@ def main() -> None:
         "met" if out.returncode == 0 and len(answered) == 4 else
         f"MISSED (exit {out.returncode}, answered {answered})")
 
-    latency = arm_latency(root, texts1, cache)
-    for arm, ms in latency.items():
-        row(f"query latency, {arm} (ms, median)", ms)
 
+def app(root: Path, typed_texts: list[str], prefixes: int, cache: Path, work: Path,
+        app_runs: int, row: Callable[..., None], notes: list[str]) -> None:
+    """The app on a pseudo-terminal: start-up markers, typed queries, peak RSS."""
     fresh = Path(tempfile.mkdtemp(prefix="hql-app-cold-", dir=work))
     cold_run = run_on_pty(root, fresh, timeout=600)  # an empty parse cache
     row("app: process start → first paint (s, cold)", cold_run.events["first-paint"][0])
     row("app: process start → vault loaded (s, cold)",
         cold_run.events.get("vault-loaded", (float("nan"),))[0])
     shutil.rmtree(fresh)
-    runs = [run_on_pty(root, cache) for _ in range(max(1, args.app_runs))]  # warm parse cache
+    runs = [run_on_pty(root, cache) for _ in range(max(1, app_runs))]  # warm parse cache
     paint = median([r.events["first-paint"][0] for r in runs])
     loaded = median([r.events["vault-loaded"][0] for r in runs])
     row("app: process start → first paint (s, warm)", paint, "≤ 1 s",
@@ -357,33 +397,30 @@ def main() -> None:
         "key in one burst, its answer awaited, then the last key timed from its write to the "
         "answer-painted marker (50 ms debounce included), "
         f"min {min(typed.keys_ms):.0f} ms, max {max(typed.keys_ms):.0f} ms; the queries and "
-        f"their {len(prefixes)} prefixes are stored in the index (built with --query), so the "
+        f"their {prefixes} prefixes are stored in the index (built with --query), so the "
         "app loads no model"
     )
 
-    if not args.skip_generated:
-        generated(args.generated_cards, work, row)
 
-    built23 = build(second, texts23, work / "cache-man23", full=False)  # an earlier index stays
-    done = "up to date" if built23["final"].get("up_to_date") else "built"
-    notes.append(f"man2+man3 vault: {second_cards} cards, {done} in {built23['seconds']:.0f} s "
-                 f"(incremental), peak RSS {built23['rss'] / 2**20:.0f} MiB")
-    evals = {"man1": evaluate(root, "man1", work, cache),
-             "man23": evaluate(second, "man23", work, work / "cache-man23")}
+def ratio(root: Path, cache: Path, size: int, repeats: int, row: Callable[..., None],
+          notes: list[str]) -> None:
+    """Ours against sentence-transformers on every k-th man1 card's text."""
+    texts = [c.text for c in cards_of(root, cache)]
+    step = max(1, len(texts) // size)
+    sample = texts[::step][:size]
+    rows, ratio_notes = throughput_of(sample, repeats)
+    value = float(rows[-1][-1].split()[0])
+    row(f"float32 build ÷ sentence-transformers ({len(sample)} man pages)", value, "≥ 1.0",
+        "met" if value >= BUDGETS["ratio"] else "MISSED")
+    notes.append(
+        f"ratio: every {step}th man1 card; ours {rows[0][3]:.1f} cards/s, "
+        f"sentence-transformers {rows[1][3]:.1f} cards/s (median of rounds); "
+        + "; ".join(ratio_notes)
+    )
 
-    if not args.skip_ratio:
-        texts = [c.text for c in cards_of(root, cache)]
-        step = max(1, len(texts) // args.ratio_sample)
-        sample = texts[::step][: args.ratio_sample]
-        ratio_rows, ratio_notes = throughput_of(sample, args.ratio_repeats)
-        ratio = float(ratio_rows[-1][-1].split()[0])
-        row(f"float32 build ÷ sentence-transformers ({len(sample)} man pages)", ratio, "≥ 1.0",
-            "met" if ratio >= BUDGETS["ratio"] else "MISSED")
-        notes.append(
-            f"ratio: every {step}th man1 card; ours {ratio_rows[0][3]:.1f} cards/s, "
-            f"sentence-transformers {ratio_rows[1][3]:.1f} cards/s; " + "; ".join(ratio_notes)
-        )
 
+def write_all(name: str, every: int, table: Rows, notes: list[str],
+              evals: dict[str, dict[str, Any]], load_before: str, started: float) -> None:
     notes.append(
         f"load average (1 / 5 / 15 min) {load_before} at the start, {loadavg()} at the end: "
         "the 2 CPUs are shared with other work, so timings carry that load"
@@ -391,7 +428,6 @@ def main() -> None:
     notes.append(f"total benchmark time {(time.time() - started) / 60:.1f} min")
     title = "Real corpus: the man1 pages"
     title += f" (sample: every {every}th page)" if every > 1 else ""
-    name = "realcorpus" if every == 1 else "realcorpus_sample"
     md = write_report(name, title, ["measure", "value", "budget", "verdict"], table.rows, notes)
     print(md.read_text())
     for corpus, result in evals.items():
