@@ -29,13 +29,12 @@ from __future__ import annotations
 import os
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
-import numpy as np
-
+from producer.card_digests import CardDigest, DigestCache, card_text, digest_vault
 from producer.config import ConfigError, load_config
 from producer.embedders import (
     Embedder,
@@ -54,6 +53,7 @@ from producer.index import (
     CardRow,
     IndexBusy,
     IndexContents,
+    IndexWriter,
     MetaRow,
     ModelRow,
     QueryRow,
@@ -67,9 +67,13 @@ from producer.index import (
     read_index,
     readable_query_texts,
     same_vault,
-    write_index,
 )
-from producer.vault import load_vault, vault_problem
+from producer.vault import vault_problem
+from producer.yamlcore import HeaderError
+
+# Changed cards embedded (and their rows written) per step of a build: what
+# bounds the texts in flight and the vectors held, whatever the vault's size.
+CHUNK = 512
 
 Event = dict[str, object]
 Emit = Callable[[Event], None]
@@ -94,6 +98,7 @@ class BuildOptions:
     endpoint: str | None = None
     api_key_env: str | None = None
     dimensions: int | None = None
+    precision: str | None = None
     queries: list[str] = field(default_factory=list)
     drop_queries: bool = False
     built_at: str | None = None
@@ -155,6 +160,7 @@ def resolve_spec(options: BuildOptions, config) -> EmbedderSpec:  # noqa: ANN001
         "endpoint": options.endpoint,
         "api_key_env": options.api_key_env,
         "dimensions": options.dimensions,
+        "precision": options.precision,
     }
     spec = EmbedderSpec.merge(config.embedder, offline=options.offline, **flags)
     spec.check()
@@ -258,13 +264,9 @@ def _build_locked(
 ) -> BuildResult:
     model_id, revision, dims = identity(spec)
 
-    cache = None
-    if options.parse_cache:
-        from producer.parse_cache import ParseCache
-
-        cache = ParseCache(Path(options.vault))
+    cache = DigestCache(Path(options.vault)) if options.parse_cache else None
     try:
-        vault = load_vault(options.vault, cache=cache)
+        vault = digest_vault(options.vault, cache=cache)
     except (OSError, ValueError) as exc:
         raise BuildError(f"{options.vault}: cannot be read: {exc}") from None
     if vault.notice:
@@ -394,10 +396,14 @@ def _build_locked(
                 f"the embedder reports {embedder.model_id} at {embedder.revision}, where "
                 f"{model_id} at {revision} was expected"
             )
-        started = time.monotonic()
-        first = [True]
+    started = time.monotonic()
+    embedded = [0]  # texts embedded so far, over every chunk
 
-        def on_batch(done: int, offset: int) -> None:
+    def embed(texts: list[str], labels: list[str]) -> list[bytes]:
+        assert embedder is not None
+        offset = embedded[0]
+
+        def on_batch(done: int) -> None:
             emit(
                 {
                     "event": "progress",
@@ -406,40 +412,74 @@ def _build_locked(
                     "elapsed": round(time.monotonic() - started, 3),
                 }
             )
-            if first[0]:
-                first[0] = False
+            if offset == 0:
                 pause_point("embedding")
 
-        texts = [c.text for c in to_embed_cards]
-        if texts:
-            vectors = embed_texts(
-                embedder,
-                texts,
-                on_batch=lambda done: on_batch(done, 0),
-                labels=[f"card `{c.name}`" for c in to_embed_cards],
-            )
-            for card, vec in zip(to_embed_cards, vectors, strict=True):
-                card_blobs[card.name] = pack(vec)
-        if to_embed_queries:
-            qvecs = embed_texts(
-                embedder,
-                to_embed_queries,
-                on_batch=lambda done: on_batch(done, len(texts)),
-                labels=[f"query {t!r}" for t in to_embed_queries],
-            )
-            for text, vec in zip(to_embed_queries, qvecs, strict=True):
-                query_blobs[text] = pack(np.asarray(vec))
-        dims = embedder.dimensions
-    if dims is None:  # pragma: no cover - nothing embedded and nothing reusable
-        raise BuildError("the model's width is unknown: nothing was embedded")
+        vectors = embed_texts(embedder, texts, on_batch=on_batch, labels=labels)
+        embedded[0] += len(texts)
+        return [pack(v) for v in vectors]
 
-    contents = IndexContents(
-        model=ModelRow(model_id, revision, dims, METRIC, 1),
-        meta=MetaRow(vault=vault_name, built_at=built_at),
-        cards=[CardRow(c.name, c.path, c.content_hash, card_blobs[c.name]) for c in vault.cards],
-        queries=[QueryRow(t, query_blobs[t]) for t in sorted(query_texts)],
-    )
-    write_index(out, contents)
+    def read_texts(cards: list[CardDigest]) -> tuple[list[str], dict[str, str]]:
+        """The cards' texts, read now, and their hashes (which are what is stored:
+        a card edited since the vault was read is stored as embedded)."""
+        texts, hashes = [], {}
+        for c in cards:
+            try:
+                text, hashes[c.name] = card_text(vault.root, c)
+            except HeaderError as exc:
+                raise BuildError(
+                    f"{c.path}: changed while building and no longer reads as a card ({exc}); "
+                    "build again"
+                ) from None
+            texts.append(text)
+        return texts, hashes
+
+    def card_chunks() -> Iterator[list[CardRow]]:
+        """Card rows in name order, a chunk at a time: each chunk embeds up to
+        ``CHUNK`` changed cards, so texts in flight and vectors not yet written
+        stay bounded whatever the size of the vault."""
+        chunk: list[CardDigest] = []
+        changed = 0
+        for i, card in enumerate(vault.cards):
+            chunk.append(card)
+            changed += card.name not in card_blobs
+            if changed == CHUNK or i == len(vault.cards) - 1:
+                todo = [c for c in chunk if c.name not in card_blobs]
+                texts, hashes = read_texts(todo)
+                fresh: dict[str, bytes] = {}
+                if todo:
+                    blobs = embed(texts, [f"card `{c.name}`" for c in todo])
+                    fresh = dict(zip((c.name for c in todo), blobs, strict=True))
+                    del texts
+                yield [
+                    CardRow(c.name, c.path, hashes[c.name], fresh[c.name])
+                    if c.name in fresh
+                    else CardRow(c.name, c.path, c.content_hash, card_blobs[c.name])
+                    for c in chunk
+                ]
+                chunk, changed = [], 0
+
+    chunks = card_chunks()
+    # The first chunk is made before the file opens: when neither the embedder nor
+    # a reusable index declared the width, its vectors do (nothing reusable means
+    # every card was embedded, and a vault has at least one).
+    first = next(chunks)
+    if dims is None:
+        dims = len(first[0].embedding) // 4
+
+    with IndexWriter(
+        out,
+        ModelRow(model_id, revision, dims, METRIC, 1),
+        MetaRow(vault=vault_name, built_at=built_at),
+    ) as writer:
+        writer.add_cards(first)
+        for rows in chunks:
+            writer.add_cards(rows)
+        if to_embed_queries:
+            blobs = embed(to_embed_queries, [f"query {t!r}" for t in to_embed_queries])
+            query_blobs.update(zip(to_embed_queries, blobs, strict=True))
+        writer.add_queries(QueryRow(t, query_blobs[t]) for t in sorted(query_texts))
+        writer.commit()
     return result(False, len(to_embed_queries), dims, spec.provider)
 
 

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from producer.config import PRECISIONS
 from producer.terminal import shown, shown_lines
 
 PROG = "hql-semantics"
@@ -59,6 +60,11 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--endpoint", help="http: the POST /v1/embeddings URL")
     b.add_argument("--api-key-env", metavar="VAR", help="http: the variable holding the key")
     b.add_argument("--dimensions", type=_positive_int, metavar="N")
+    b.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        help="local: the forward pass's precision (default float32; bfloat16 needs native bf16)",
+    )
     b.add_argument(
         "--query",
         action="append",
@@ -155,6 +161,7 @@ def _run_build(args: argparse.Namespace) -> int:
         endpoint=args.endpoint,
         api_key_env=args.api_key_env,
         dimensions=args.dimensions,
+        precision=args.precision,
         queries=list(args.query),
         drop_queries=args.drop_queries,
         built_at=args.built_at,

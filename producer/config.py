@@ -20,6 +20,9 @@ from producer.vault import read_regular
 CONFIG_NAME = "hql.toml"
 DEFAULT_INDEX = ".hql/index.sqlite"
 PROVIDERS = ("local", "http")
+# Numeric precision of the local model's forward pass; float32 is the default.
+PRECISIONS = ("float32", "bfloat16")
+DEFAULT_PRECISION = "float32"
 LEXICAL_ARMS = ("bm25", "hashbag")
 TABLES = ("semantics", "semantics.embedder", "engine", "search")
 
@@ -36,6 +39,7 @@ class EmbedderConfig:
     endpoint: str | None = None
     api_key_env: str | None = None
     dimensions: int | None = None
+    precision: str = DEFAULT_PRECISION
 
     def resolve(self, **overrides: Any) -> EmbedderConfig:
         """Command-line flags win field by field; ``None`` means "not given"."""
@@ -56,8 +60,17 @@ class EmbedderConfig:
             or self.dimensions <= 0
         ):
             raise ConfigError("`dimensions` must be a positive integer")
+        if self.precision not in PRECISIONS:
+            raise ConfigError(
+                f"unknown precision `{self.precision}`; accepted: {', '.join(PRECISIONS)}"
+            )
         if self.provider != "http":
             return
+        if self.precision != "float32":
+            raise ConfigError(
+                "`precision` applies to the `local` provider only: an http endpoint computes "
+                "its vectors its own way"
+            )
         missing = [k for k in ("endpoint", "model") if not getattr(self, k)]
         if missing:
             raise ConfigError(
@@ -223,6 +236,10 @@ def _embedder(table: Any, file: Path) -> EmbedderConfig:
     accepted = tuple(f.name for f in fields(EmbedderConfig))
     _known(table, accepted, where)
     values = {k: _string(table, k, where) for k in accepted if k != "dimensions"}
+    if values["precision"] is not None and values["precision"] not in PRECISIONS:
+        raise ConfigError(
+            f"{where} unknown precision `{values['precision']}`; accepted: {', '.join(PRECISIONS)}"
+        )
     # Field-level checks only: flags may still complete the table, so the
     # provider-level ``check()`` runs on the resolved result (producer) or
     # before a live embedding (app).

@@ -453,38 +453,49 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def write_index(target: str | os.PathLike[str], contents: IndexContents) -> None:
-    """Write ``contents`` as a fresh index and atomically put it at ``target``.
+def check_row(label: str, blob: bytes, dimensions: int) -> None:
+    """Refuse a vector of the wrong width or not of unit length (``StoreError``)."""
+    if len(blob) != dimensions * 4:
+        raise StoreError(
+            f"{label}: {len(blob) // 4} dimensions where the model declares {dimensions}"
+        )
+    if not is_unit(blob):
+        raise StoreError(
+            f"{label}: its length is {vector_norm(blob):.6f}, and scoring is a dot "
+            "product, which is cosine only at length 1"
+        )
 
-    Rows are validated first (width matches the model, every vector unit
-    length), so a bad vector raises ``StoreError`` before anything is written.
-    The previous file at ``target`` stays untouched until the final rename.
+
+class IndexWriter:
+    """A fresh index written row by row into a temporary file beside ``target``.
+
+    A build streams its rows in (cards in name order, then queries in text
+    order) as they are embedded, so no build holds every vector at once; the
+    order is enforced, which keeps the bytes a function of the rows. ``commit``
+    flushes the file to disk and renames it over ``target``; leaving the
+    ``with`` block any other way removes the temporary file, and the previous
+    index stays untouched. Every row is checked (width, unit length) as it is
+    added.
     """
-    target = Path(target)
-    model = contents.model
-    d = model.dimensions
-    if not (isinstance(d, int) and 0 < d <= MAX_DIMENSIONS):
-        raise StoreError(f"the model declares {d} dimensions; 1..{MAX_DIMENSIONS} are allowed")
-    for label, blob in [(f"card `{c.name}`", c.embedding) for c in contents.cards] + [
-        (f"query {q.text!r}", q.embedding) for q in contents.queries
-    ]:
-        if len(blob) != d * 4:
-            raise StoreError(f"{label}: {len(blob) // 4} dimensions where the model declares {d}")
-        if not is_unit(blob):
-            raise StoreError(
-                f"{label}: its length is {vector_norm(blob):.6f}, and scoring is a dot "
-                "product, which is cosine only at length 1"
-            )
-    cards = sorted(contents.cards, key=lambda c: c.name)
-    queries = sorted(contents.queries, key=lambda q: q.text)
 
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temp_path_for(target)
-    for leftover in (tmp, Path(f"{tmp}-journal"), Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
-        leftover.unlink(missing_ok=True)
-    try:
-        conn = sqlite3.connect(tmp, isolation_level=None)
+    def __init__(self, target: str | os.PathLike[str], model: ModelRow, meta: MetaRow) -> None:
+        self.target = Path(target)
+        d = model.dimensions
+        if not (isinstance(d, int) and 0 < d <= MAX_DIMENSIONS):
+            raise StoreError(f"the model declares {d} dimensions; 1..{MAX_DIMENSIONS} are allowed")
+        self.model, self.meta = model, meta
+        self.tmp = temp_path_for(self.target)
+        self._conn: sqlite3.Connection | None = None
+        self._last_card: str | None = None
+        self._last_query: str | None = None
+        self._queries_started = False
+
+    def __enter__(self) -> IndexWriter:
+        self.target.parent.mkdir(parents=True, exist_ok=True)
+        _remove_quietly(self.tmp)
         try:
+            conn = sqlite3.connect(self.tmp, isolation_level=None)
+            self._conn = conn
             conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
             conn.execute("PRAGMA auto_vacuum = NONE")
             conn.execute("PRAGMA encoding = 'UTF-8'")
@@ -495,46 +506,113 @@ def write_index(target: str | os.PathLike[str], contents: IndexContents) -> None
             for stmt in SCHEMA_SQL.split(";"):
                 if stmt.strip():
                     conn.execute(stmt)
+            model, meta = self.model, self.meta
             conn.execute(
                 "INSERT INTO model (id, revision, dimensions, metric, normalized) "
                 "VALUES (?, ?, ?, ?, ?)",
-                (model.id, model.revision, d, model.metric, int(model.normalized)),
+                (model.id, model.revision, model.dimensions, model.metric, int(model.normalized)),
             )
-            meta = contents.meta
             conn.execute(
                 "INSERT INTO index_meta (schema_version, vault, built_at, tool_version) "
                 "VALUES (?, ?, ?, ?)",
                 (meta.schema_version, meta.vault, meta.built_at, meta.tool_version),
             )
-            conn.executemany(
-                "INSERT INTO card (name, path, content_hash, embedding) VALUES (?, ?, ?, ?)",
-                ((c.name, c.path, c.content_hash, c.embedding) for c in cards),
-            )
-            conn.executemany(
-                "INSERT INTO query (text, embedding) VALUES (?, ?)",
-                ((q.text, q.embedding) for q in queries),
-            )
-            pause_point("writing")
-            conn.execute("COMMIT")
-        finally:
-            conn.close()
-        fd = os.open(tmp, os.O_RDONLY)
+        except BaseException as exc:
+            self._abort()
+            self._raise_store(exc)
+            raise
+        return self
+
+    def add_cards(self, cards: Iterable[CardRow]) -> None:
+        """Append card rows; names must come in ascending order, before any query."""
+        rows = []
+        for c in cards:
+            if self._queries_started or (self._last_card is not None and c.name <= self._last_card):
+                raise ValueError(f"card `{c.name}` is out of order")
+            check_row(f"card `{c.name}`", c.embedding, self.model.dimensions)
+            self._last_card = c.name
+            rows.append((c.name, c.path, c.content_hash, c.embedding))
+        self._execute(
+            "INSERT INTO card (name, path, content_hash, embedding) VALUES (?, ?, ?, ?)", rows
+        )
+
+    def add_queries(self, queries: Iterable[QueryRow]) -> None:
+        """Append query rows; texts must come in ascending order."""
+        self._queries_started = True
+        rows = []
+        for q in queries:
+            if self._last_query is not None and q.text <= self._last_query:
+                raise ValueError(f"query {q.text!r} is out of order")
+            check_row(f"query {q.text!r}", q.embedding, self.model.dimensions)
+            self._last_query = q.text
+            rows.append((q.text, q.embedding))
+        self._execute("INSERT INTO query (text, embedding) VALUES (?, ?)", rows)
+
+    def _execute(self, sql: str, rows: list[tuple]) -> None:
+        assert self._conn is not None, "IndexWriter used outside its with block"
         try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        pause_point("rename")
-        os.replace(tmp, target)
-        _fsync_dir(target.parent)
-    except sqlite3.Error as exc:
-        _remove_quietly(tmp)
-        raise StoreError(f"{target}: cannot be written: {exc}") from None
-    except OSError as exc:
-        _remove_quietly(tmp)
-        raise StoreError(f"{target}: cannot be written: {exc.strerror or exc}") from None
-    except BaseException:
-        _remove_quietly(tmp)
-        raise
+            self._conn.executemany(sql, rows)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.target}: cannot be written: {exc}") from None
+
+    def commit(self) -> None:
+        """Make the new index the one at ``target`` (atomically)."""
+        assert self._conn is not None, "IndexWriter used outside its with block"
+        try:
+            pause_point("writing")
+            self._conn.execute("COMMIT")
+            self._conn.close()
+            self._conn = None
+            fd = os.open(self.tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            pause_point("rename")
+            os.replace(self.tmp, self.target)
+            _fsync_dir(self.target.parent)
+        except BaseException as exc:
+            self._abort()
+            self._raise_store(exc)
+            raise
+
+    def _raise_store(self, exc: BaseException) -> None:
+        if isinstance(exc, sqlite3.Error):
+            raise StoreError(f"{self.target}: cannot be written: {exc}") from None
+        if isinstance(exc, OSError):
+            raise StoreError(f"{self.target}: cannot be written: {exc.strerror or exc}") from None
+
+    def _abort(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except sqlite3.Error:
+                pass
+            self._conn = None
+        _remove_quietly(self.tmp)
+
+    def __exit__(self, *exc: object) -> None:
+        self._abort()  # after commit the temporary file is gone already
+
+
+def write_index(target: str | os.PathLike[str], contents: IndexContents) -> None:
+    """Write ``contents`` as a fresh index and atomically put it at ``target``.
+
+    Rows are validated first (width matches the model, every vector unit
+    length), so a bad vector raises ``StoreError`` before anything is written.
+    The previous file at ``target`` stays untouched until the final rename.
+    """
+    d = contents.model.dimensions
+    if not (isinstance(d, int) and 0 < d <= MAX_DIMENSIONS):
+        raise StoreError(f"the model declares {d} dimensions; 1..{MAX_DIMENSIONS} are allowed")
+    for c in contents.cards:
+        check_row(f"card `{c.name}`", c.embedding, d)
+    for q in contents.queries:
+        check_row(f"query {q.text!r}", q.embedding, d)
+    with IndexWriter(target, contents.model, contents.meta) as writer:
+        writer.add_cards(sorted(contents.cards, key=lambda c: c.name))
+        writer.add_queries(sorted(contents.queries, key=lambda q: q.text))
+        writer.commit()
 
 
 def _remove_quietly(tmp: Path) -> None:

@@ -33,13 +33,7 @@ class ParseCache:
         self.seen: set[str] = set()
         self._stamps: dict[str, tuple[int, int]] = {}
         self.dirty = False
-        try:
-            with self.file.open("rb") as fh:
-                version, entries = pickle.load(fh)
-            if version == FORMAT:
-                self.entries = entries
-        except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError):
-            self.entries = {}
+        self.entries = load_entries(self.file, FORMAT)
 
     def get(self, file: Path, rel: PurePosixPath) -> Parsed | None:
         """The cached parse, if the file's size and mtime still match; else None."""
@@ -71,12 +65,27 @@ class ParseCache:
             return
         for key in gone:
             del self.entries[key]
-        try:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".parse-")
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump((FORMAT, self.entries), fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, self.file)
-        except OSError:
-            pass
+        save_entries(self.file, FORMAT, self.entries)
         self.dirty = False
+
+
+def load_entries(file: Path, version: int) -> dict:
+    """A cache's entries, or none when the file is absent, unreadable or of another version."""
+    try:
+        with file.open("rb") as fh:
+            found, entries = pickle.load(fh)
+    except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError):
+        return {}
+    return entries if found == version and isinstance(entries, dict) else {}
+
+
+def save_entries(file: Path, version: int, entries: dict) -> None:
+    """Write a cache atomically; a failure only costs speed next time."""
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=f".{file.stem}-")
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump((version, entries), fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, file)
+    except OSError:
+        pass

@@ -10,6 +10,7 @@ import errno
 import hashlib
 import os
 import stat
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -366,24 +367,27 @@ def read_source(path: Path) -> str:
         raise HeaderError(f"not UTF-8 (invalid byte at offset {exc.start})") from None
 
 
-def _relations(cards: list[Card], by_name: dict[str, Card], warnings: list[str]) -> list[Relation]:
+def relation_endpoints(card: Card) -> tuple[object, object] | None:
+    """(source, target) of a card declaring ``knowledge.type: Relation``; None otherwise."""
+    knowledge = card.metadata.get("knowledge")
+    if not isinstance(knowledge, dict) or knowledge.get("type") != "Relation":
+        return None
+    relation = knowledge.get("relation")
+    relation = relation if isinstance(relation, dict) else {}
+    return relation.get("source"), relation.get("target")
+
+
+def resolve_relations(
+    declared: list[tuple[str, tuple[object, object]]], names: AbstractSet[str], warnings: list[str]
+) -> list[Relation]:
+    """Relations whose endpoints are both cards; a warning for each one that is not."""
     found: list[Relation] = []
-    for card in cards:
-        knowledge = card.metadata.get("knowledge")
-        if not isinstance(knowledge, dict) or knowledge.get("type") != "Relation":
-            continue
-        relation = knowledge.get("relation")
-        relation = relation if isinstance(relation, dict) else {}
-        source, target = relation.get("source"), relation.get("target")
-        if (
-            isinstance(source, str)
-            and isinstance(target, str)
-            and {source, target} <= by_name.keys()
-        ):
-            found.append(Relation(card.name, source, target))
+    for card, (source, target) in declared:
+        if isinstance(source, str) and isinstance(target, str) and {source, target} <= names:
+            found.append(Relation(card, source, target))
         else:
             warnings.append(
-                f"{card.name}: declares knowledge.type: Relation but its endpoints do not "
+                f"{card}: declares knowledge.type: Relation but its endpoints do not "
                 "resolve; kept as a concept card"
             )
     return found
@@ -401,6 +405,22 @@ def vault_problem(root: str | os.PathLike[str]) -> str | None:
     return f"{root}: not a directory"
 
 
+def read_card(root: Path, rel: PurePosixPath, name: str, cache: ParseCache | None = None) -> Card:
+    """One document as a card; raises ``HeaderError`` when it cannot be one."""
+    file = root / rel
+    parsed = cache.get(file, rel) if cache else None
+    if parsed is None:
+        parsed = parse_source(read_source(file))
+        if cache:
+            cache.put(file, rel, parsed)
+    return make_card(name, rel.as_posix(), parsed)
+
+
+def skipped(rel: PurePosixPath, exc: HeaderError) -> str:
+    """The warning for a document that is not read as a card."""
+    return f"{rel}: {exc}; document skipped"
+
+
 def load_vault(root: str | os.PathLike[str], cache: ParseCache | None = None) -> Vault:
     """Read every card under ``root``; a broken card is skipped with a warning naming it."""
     root = Path(root)
@@ -411,20 +431,14 @@ def load_vault(root: str | os.PathLike[str], cache: ParseCache | None = None) ->
     names = assign_names(paths)
     cards: list[Card] = []
     for rel in paths:
-        file = root / rel
         try:
-            parsed = cache.get(file, rel) if cache else None
-            if parsed is None:
-                parsed = parse_source(read_source(file))
-                if cache:
-                    cache.put(file, rel, parsed)
+            cards.append(read_card(root, rel, names[rel], cache))
         except HeaderError as exc:
-            warnings.append(f"{rel}: {exc}; document skipped")
-            continue
-        cards.append(make_card(names[rel], rel.as_posix(), parsed))
+            warnings.append(skipped(rel, exc))
     if cache:
         cache.save()
     cards.sort(key=lambda c: c.name)
     by_name = {c.name: c for c in cards}
-    relations = _relations(cards, by_name, warnings)
+    declared = [(c.name, ends) for c in cards if (ends := relation_endpoints(c)) is not None]
+    relations = resolve_relations(declared, by_name.keys(), warnings)
     return Vault(root, cards, warnings, (root / ".hmd").is_dir(), relations, by_name)

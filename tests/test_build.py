@@ -206,7 +206,7 @@ def test_unset_key_variable_refused_before_any_card_is_read(vault, tmp_path, mon
     def boom(*a, **k):
         raise AssertionError("a card was read")
 
-    monkeypatch.setattr(build_mod, "load_vault", boom)
+    monkeypatch.setattr(build_mod, "digest_vault", boom)
     opts = BuildOptions(
         vault=str(vault), out=str(tmp_path / "i.sqlite"), api_key_env="NOPE_KEY", **HTTP
     )

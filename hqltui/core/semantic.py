@@ -96,6 +96,15 @@ class LiveEmbedders:
         for spec in specs:
             who = f"the {spec.provider} embedder"  # type: ignore[attr-defined]
             ident = self._identify(spec)
+            if spec.provider == "local" and not isinstance(ident, str):  # type: ignore[attr-defined]
+                # The index stores only a digest: find the precision that yields it.
+                spec, ident = self._precision_of(spec, ident, index.revision)
+                precision = spec.precision  # type: ignore[attr-defined]
+                if precision != "float32" and ident[1] == index.revision:
+                    why = self._cannot_compute(precision)
+                    if why:
+                        reasons.append(f"{who}: the index was embedded in {precision}; {why}")
+                        continue
             if isinstance(ident, str):
                 reasons.append(f"{who}: {ident}")
                 continue
@@ -118,6 +127,38 @@ class LiveEmbedders:
             else:
                 found.append(LiveOption("local", spec))
         return found, reasons
+
+    def _precision_of(
+        self, spec: object, ident: tuple[str, str, int | None], revision: str
+    ) -> tuple[object, tuple[str, str, int | None]]:
+        """The variant of a local ``spec`` whose revision is ``revision``, trying
+        each supported precision (the spec itself when none matches)."""
+        from dataclasses import replace
+
+        from producer.config import PRECISIONS
+
+        if ident[1] == revision:
+            return spec, ident
+        for precision in PRECISIONS:
+            variant = replace(spec, precision=precision)  # type: ignore[type-var]
+            if variant == spec:
+                continue
+            other = self._identify(variant)
+            if not isinstance(other, str) and other[1] == revision:
+                return variant, other
+        return spec, ident
+
+    @staticmethod
+    def _cannot_compute(precision: str) -> str | None:
+        """Why this machine cannot embed at ``precision`` (None: it can)."""
+        from producer.embedders import EmbedError
+        from producer.embedders.local import check_precision
+
+        try:
+            check_precision(precision)
+        except EmbedError as exc:
+            return str(exc)
+        return None
 
     def embed(self, option: LiveOption, text: str) -> np.ndarray:
         from producer.embedders import embed_query, open_embedder
@@ -174,7 +215,7 @@ def query_vector(
                     f"the index holds no vector for `{text}`; the configured http embedder "
                     f"({option.endpoint}) matches the index and can make one, which sends the "
                     "query text there: ask for it explicitly (Enter in the app, --live on the "
-                    f'command line), or store it with `{BUILD} --query {shell_quote(text)}`',
+                    f"command line), or store it with `{BUILD} --query {shell_quote(text)}`",
                     "live",
                 ),
             )

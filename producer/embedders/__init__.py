@@ -147,9 +147,10 @@ def check_spec(spec: EmbedderSpec, environ: Mapping[str, str] | None = None) -> 
 
         check_http_spec(spec, os.environ if environ is None else environ)
     else:
-        from producer.embedders.local import check_local_spec
+        from producer.embedders.local import check_local_spec, check_precision
 
         check_local_spec(spec)
+        check_precision(spec.precision)
 
 
 def identity(spec: EmbedderSpec) -> tuple[str, str, int | None]:

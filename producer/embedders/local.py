@@ -2,7 +2,12 @@
 
 Recipe (the same as sentence-transformers' pipeline for all-MiniLM-L6-v2):
 tokenise with truncation at ``MAX_TOKENS`` tokens, run the encoder, mean-pool
-``last_hidden_state`` over the attention mask, L2-normalise.
+``last_hidden_state`` over the attention mask, L2-normalise. Before tokenising,
+each text is cut to its token prefix (``token_prefix``): the same first
+``MAX_TOKENS`` tokens, so the same vector, at the cost of a few kilobytes
+whatever the card's size. ``precision`` bfloat16 (opt-in, CPUs with native
+bf16 only) runs the encoder under bf16 autocast; it is part of the recipe, and
+so of the revision, only when it is not float32.
 
 Where the model comes from:
 
@@ -27,11 +32,13 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from producer.config import DEFAULT_PRECISION, PRECISIONS
 from producer.embedders import EmbedderSpec, EmbedError, OnBatch
 
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -46,6 +53,77 @@ RECIPE: dict[str, object] = {
     "normalise": NORMALISATION,
     "max_tokens": MAX_TOKENS,
 }
+
+
+def recipe_for(precision: str = DEFAULT_PRECISION) -> dict[str, object]:
+    """The recipe a revision digests. ``precision`` appears only when it is not
+    float32, so float32 revisions (every index built before precisions existed,
+    and the committed birds index) are unchanged."""
+    if precision == DEFAULT_PRECISION:
+        return RECIPE
+    return {**RECIPE, "precision": precision}
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far two vectors of the same text may differ, per precision.
+
+    ``rebuild``: per component between a full and an incremental build (or
+    across machines); ``live``: per component between a live query vector and
+    the stored one; ``cosine``: the least cosine between them (None: implied by
+    the component bounds).
+    """
+
+    rebuild: float
+    live: float
+    cosine: float | None = None
+
+
+# float32: SPEC §5 and §6.3. bfloat16 vectors depend on their batch (a text's
+# vector moved by up to 5e-4 between a batch of 16 and alone), hence looser.
+TOLERANCES = {
+    "float32": Tolerance(rebuild=1e-6, live=1e-5),
+    "bfloat16": Tolerance(rebuild=2e-3, live=2e-3, cosine=0.9999),
+}
+
+# Test seam: "1" or "0" states whether the CPU computes bf16 natively.
+CPU_BF16_ENV = "HQL_SEMANTICS_TEST_CPU_BF16"
+# /proc/cpuinfo flags meaning native bf16 arithmetic (x86: AVX512-BF16, AMX; Arm: BF16).
+CPU_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16", "bf16"})
+BF16_REFUSED = (
+    "bfloat16 needs a CPU with native bf16 (AVX512-BF16, AMX or Arm BF16), and this one has "
+    'none: emulated bf16 is slower than float32. Use precision = "float32" (the default)'
+)
+
+
+@functools.lru_cache(maxsize=1)
+def _cpuinfo_has_bf16(path: str = "/proc/cpuinfo") -> bool:
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("flags", "Features") and CPU_BF16_FLAGS & set(value.split()):
+            return True
+    return False
+
+
+def native_bf16() -> bool:
+    """Does this CPU compute bf16 natively? ``CPU_BF16_ENV`` overrides (tests)."""
+    forced = os.environ.get(CPU_BF16_ENV)
+    if forced in ("0", "1"):
+        return forced == "1"
+    return _cpuinfo_has_bf16()
+
+
+def check_precision(precision: str) -> None:
+    """Refuse a precision this machine would compute slowly or not at all."""
+    if precision not in PRECISIONS:
+        raise EmbedError(f"unknown precision `{precision}`; accepted: {', '.join(PRECISIONS)}")
+    if precision == "bfloat16" and not native_bf16():
+        raise EmbedError(BF16_REFUSED)
+
 
 # Files whose bytes decide the numbers: weights, tokenizer, model config.
 # Whichever of these exist at the top of the model directory are hashed.
@@ -97,12 +175,8 @@ def _file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def revision_for(model_dir: str | os.PathLike[str], recipe: dict[str, object] | None = None) -> str:
-    """``sha256:`` + the digest of the model files in ``model_dir`` and the recipe.
-
-    The digest covers, for each file of ``REVISION_FILES`` present, its name and
-    the SHA-256 of its bytes (sorted by name), then the recipe as canonical JSON.
-    """
+def file_digests(model_dir: str | os.PathLike[str]) -> tuple[tuple[str, str], ...]:
+    """(name, SHA-256) of each file of ``REVISION_FILES`` present, sorted by name."""
     d = Path(model_dir)
     present = [n for n in sorted(REVISION_FILES) if (d / n).is_file()]
     if "config.json" not in present or not any(w in present for w in WEIGHT_FILES):
@@ -110,25 +184,40 @@ def revision_for(model_dir: str | os.PathLike[str], recipe: dict[str, object] | 
             f"{d.name}: not a model directory (needs config.json and model.safetensors "
             "or pytorch_model.bin)"
         )
+    return tuple((name, _file_sha256(d / name)) for name in present)
+
+
+def _revision(digests: tuple[tuple[str, str], ...], recipe: dict[str, object]) -> str:
     manifest = hashlib.sha256()
     manifest.update(b"hql-semantics local model revision 1\n")
-    for name in present:
-        manifest.update(f"{name}\0{_file_sha256(d / name)}\n".encode())
-    recipe = RECIPE if recipe is None else recipe
+    for name, digest in digests:
+        manifest.update(f"{name}\0{digest}\n".encode())
     manifest.update(
         b"recipe\0" + json.dumps(recipe, sort_keys=True, separators=(",", ":")).encode()
     )
     return "sha256:" + manifest.hexdigest()
 
 
+def revision_for(model_dir: str | os.PathLike[str], recipe: dict[str, object] | None = None) -> str:
+    """``sha256:`` + the digest of the model files in ``model_dir`` and the recipe.
+
+    The digest covers, for each file of ``REVISION_FILES`` present, its name and
+    the SHA-256 of its bytes (sorted by name), then the recipe as canonical JSON.
+    """
+    return _revision(file_digests(model_dir), RECIPE if recipe is None else recipe)
+
+
 @functools.lru_cache(maxsize=8)
-def _cached_revision(path: str, stamp: tuple[tuple[str, int, int], ...]) -> str:
-    return revision_for(path)
+def _cached_digests(path: str, stamp: tuple[tuple[str, int, int], ...]) -> tuple:
+    return file_digests(path)
 
 
-def local_revision(model_dir: str | os.PathLike[str] | None = None) -> str:
+def local_revision(
+    model_dir: str | os.PathLike[str] | None = None, precision: str = DEFAULT_PRECISION
+) -> str:
     """The revision a build records for the model in ``model_dir`` (default: the
-    packaged model). Cached per process while the files' sizes and mtimes stay put."""
+    packaged model) computed at ``precision``. Cached per process while the
+    files' sizes and mtimes stay put."""
     d = Path(model_dir) if model_dir is not None else default_model_dir()
     stamp = []
     for name in sorted(REVISION_FILES):
@@ -137,7 +226,7 @@ def local_revision(model_dir: str | os.PathLike[str] | None = None) -> str:
         except OSError:
             continue
         stamp.append((name, st.st_size, st.st_mtime_ns))
-    return _cached_revision(str(d.resolve()), tuple(stamp))
+    return _revision(_cached_digests(str(d.resolve()), tuple(stamp)), recipe_for(precision))
 
 
 def model_dimensions(model_dir: str | os.PathLike[str]) -> int:
@@ -174,13 +263,24 @@ def _source(spec: EmbedderSpec) -> tuple[str, Path | str]:
 
 
 def check_local_spec(spec: EmbedderSpec) -> None:
+    """Refusals about the model (no card read, no model loaded). The CPU's
+    support for the precision is ``check_precision``'s, apart: the app still
+    needs to know a bfloat16 index's revision on a CPU that cannot compute it."""
     kind, where = _source(spec)
+    if spec.precision not in PRECISIONS:
+        raise EmbedError(f"unknown precision `{spec.precision}`; accepted: {', '.join(PRECISIONS)}")
     if kind == "hub":
         if not spec.revision:
             raise EmbedError(
                 f"`{where}` is not a directory, so it would be loaded from the Hub by id, and that "
                 "needs `--revision` (the commit that pins its numbers); or name a directory "
                 "holding the model"
+            )
+        if spec.precision != DEFAULT_PRECISION:
+            raise EmbedError(
+                f"precision {spec.precision} needs a model read from files (the packaged one or "
+                "a directory): the revision of a Hub model names its commit, and could not say "
+                "the vectors were computed in another precision"
             )
         return
     dims = model_dimensions(where)
@@ -190,7 +290,7 @@ def check_local_spec(spec: EmbedderSpec) -> None:
             f"`dimensions = {spec.dimensions}` was declared"
         )
     if spec.revision:
-        actual = local_revision(where)
+        actual = local_revision(where, spec.precision)
         if spec.revision != actual:
             raise EmbedError(
                 f"{_model_id(kind, where)} is read from files, so its revision is computed from "
@@ -213,10 +313,55 @@ def local_identity(spec: EmbedderSpec) -> tuple[str, str, int | None]:
     kind, where = _source(spec)
     if kind == "hub":
         return str(where), str(spec.revision), spec.dimensions
-    return _model_id(kind, where), local_revision(where), model_dimensions(where)
+    return _model_id(kind, where), local_revision(where, spec.precision), model_dimensions(where)
 
 
 # --------------------------------------------------------------- the embedder
+
+
+# ------------------------------------------------------------ the token prefix
+
+# Characters a text is cut before. Each is whitespace to the tokenizer: BERT's
+# normaliser keeps it (as a space), it is a starter under NFD (nothing reorders
+# across it) and the pre-tokeniser splits words there, so every word before the
+# cut tokenises exactly as it does in the whole text. Other Unicode spaces are
+# not used: some are control characters the normaliser deletes, which would join
+# the words around them.
+CUT_CHARACTERS = " \t\n\r"
+# The first prefix tried, in characters; doubled until it yields enough tokens.
+FIRST_PREFIX = 2048
+
+
+def _cut_at_or_before(text: str, limit: int) -> int:
+    """The largest position <= ``limit`` holding a cut character, or -1."""
+    return max(text.rfind(c, 0, limit + 1) for c in CUT_CHARACTERS)
+
+
+def token_prefix(
+    text: str,
+    count_tokens: Callable[[str], int],
+    max_tokens: int = MAX_TOKENS,
+    first: int = FIRST_PREFIX,
+) -> str:
+    """The start of ``text`` that the model needs: its first ``max_tokens`` tokens
+    equal the whole text's, so embedding it gives the same vector.
+
+    No fixed number of characters is enough (combining marks make no tokens,
+    words over 100 characters become one ``[UNK]``), so the prefix grows: cut at
+    a whitespace character at or before ``first``, double, until
+    ``count_tokens(prefix)`` (tokens with special tokens, counted up to
+    ``max_tokens + 1``) shows more than ``max_tokens`` tokens, all of which end
+    before the cut. A text without such a cut point is returned whole. The
+    content hash is computed on the whole text elsewhere; this only bounds what
+    is tokenised.
+    """
+    limit = first
+    while limit < len(text):
+        cut = _cut_at_or_before(text, limit)
+        if cut > 0 and count_tokens(text[:cut]) > max_tokens:
+            return text[:cut]
+        limit *= 2
+    return text
 
 
 def batch_order(lengths: Sequence[int], batch_size: int = BATCH_SIZE) -> list[list[int]]:
@@ -240,8 +385,10 @@ class LocalEmbedder:
         offline: bool = False,
         threads: int | None = None,
         batch_size: int = BATCH_SIZE,
+        precision: str = DEFAULT_PRECISION,
     ) -> None:
         self.source = source
+        self.precision = precision
         self.model_id = model_id
         self.revision = revision
         self.dimensions = dimensions
@@ -256,14 +403,29 @@ class LocalEmbedder:
     @classmethod
     def from_spec(cls, spec: EmbedderSpec) -> LocalEmbedder:
         check_local_spec(spec)
+        check_precision(spec.precision)
         kind, where = _source(spec)
         model_id, revision, dims = local_identity(spec)
-        return cls(where, model_id, revision, dims, by_id=kind == "hub", offline=spec.offline)
+        return cls(
+            where,
+            model_id,
+            revision,
+            dims,
+            by_id=kind == "hub",
+            offline=spec.offline,
+            precision=spec.precision,
+        )
 
     @classmethod
-    def packaged(cls) -> LocalEmbedder:
+    def packaged(cls, precision: str = DEFAULT_PRECISION) -> LocalEmbedder:
         d = default_model_dir()
-        return cls(d, DEFAULT_MODEL_ID, local_revision(d), model_dimensions(d))
+        return cls(
+            d,
+            DEFAULT_MODEL_ID,
+            local_revision(d, precision),
+            model_dimensions(d),
+            precision=precision,
+        )
 
     @property
     def loaded(self) -> bool:
@@ -319,20 +481,36 @@ class LocalEmbedder:
         self._tokenizer = tokenizer
         self._model = model
 
-    def token_lengths(self, texts: Sequence[str]) -> list[int]:
+    def _count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` with special tokens, counted up to ``MAX_TOKENS + 1``."""
+        ids = self._tokenizer(text, truncation=True, max_length=MAX_TOKENS + 1)["input_ids"]
+        return len(ids)
+
+    def prefixes(self, texts: Sequence[str]) -> list[str]:
+        """Each text cut to what the model reads (``token_prefix``)."""
         self.load()
-        enc = self._tokenizer(list(texts), truncation=True, max_length=MAX_TOKENS)
+        return [token_prefix(t, self._count_tokens) for t in texts]
+
+    def token_lengths(self, texts: Sequence[str]) -> list[int]:
+        return self._lengths(self.prefixes(texts))
+
+    def _lengths(self, prefixes: Sequence[str]) -> list[int]:
+        enc = self._tokenizer(list(prefixes), truncation=True, max_length=MAX_TOKENS)
         return [len(ids) for ids in enc["input_ids"]]
 
     def embed(self, texts: list[str], on_batch: OnBatch | None = None) -> np.ndarray:
-        """Mean-pooled, L2-normalised float32 vectors, rows in the order of ``texts``."""
+        """Mean-pooled, L2-normalised float32 vectors, rows in the order of ``texts``.
+
+        Each text is first cut to its token prefix, so a 50 MB card costs what
+        its first 256 tokens cost; the vectors are those of the whole texts.
+        """
         self.load()
         import torch
 
-        texts = list(texts)
+        texts = self.prefixes(texts)
         out = np.empty((len(texts), self.dimensions or 0), dtype=np.float32)
         done = 0
-        for idx in batch_order(self.token_lengths(texts), self.batch_size):
+        for idx in batch_order(self._lengths(texts), self.batch_size):
             enc = self._tokenizer(
                 [texts[i] for i in idx],
                 padding=True,
@@ -341,15 +519,41 @@ class LocalEmbedder:
                 return_tensors="pt",
             )
             with torch.inference_mode():
-                hidden = self._model(**enc).last_hidden_state
+                if self.precision == "bfloat16":
+                    with torch.autocast("cpu", dtype=torch.bfloat16):
+                        hidden = self._model(**enc).last_hidden_state
+                    hidden = hidden.float()  # pooling and normalising stay in float32
+                else:
+                    hidden = self._model(**enc).last_hidden_state
                 mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
                 pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
                 pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
             out[idx] = pooled.cpu().numpy()
+            del enc, hidden, mask, pooled
+            release_freed_memory()
             done += len(idx)
             if on_batch is not None:
                 on_batch(done)
         return out
+
+
+@functools.lru_cache(maxsize=1)
+def _malloc_trim() -> Callable[[int], int] | None:
+    try:
+        import ctypes
+
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+
+
+def release_freed_memory() -> None:
+    """Give freed heap pages back to the OS. glibc keeps them, and each batch's
+    tensors differ in size, so without this a long build's memory creeps up by
+    hundreds of MB that are free but still counted as the process's."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 def _cpu_count() -> int:
@@ -359,10 +563,10 @@ def _cpu_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-@functools.lru_cache(maxsize=1)
-def packaged_embedder() -> LocalEmbedder:
-    """One shared embedder for the packaged model (loaded on first ``embed``)."""
-    return LocalEmbedder.packaged()
+@functools.lru_cache(maxsize=len(PRECISIONS))
+def packaged_embedder(precision: str = DEFAULT_PRECISION) -> LocalEmbedder:
+    """One shared embedder for the packaged model per precision (loaded on first ``embed``)."""
+    return LocalEmbedder.packaged(precision)
 
 
 def embed_local_query(text: str) -> np.ndarray:
