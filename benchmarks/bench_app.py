@@ -29,6 +29,7 @@ import sys
 import tempfile
 import termios
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.generate import generate_index, generate_vault, sample_queries
@@ -47,21 +48,95 @@ def vault_for(n: int, base: Path) -> Path:
     return root
 
 
-def _read_marker(path: Path) -> dict[str, tuple[float, bool]]:
-    events: dict[str, tuple[float, bool]] = {}
+def read_marker(path: Path) -> list[tuple[str, float, bool]]:
+    """Every marker line the app wrote: (event, wall-clock time, torch imported by then)."""
     try:
         lines = path.read_text().splitlines()
     except OSError:
-        return events
+        return []
+    out = []
     for line in lines:
         parts = line.split()
         if len(parts) == 3:
-            events[parts[0]] = (float(parts[1]), parts[2] == "torch=1")
+            out.append((parts[0], float(parts[1]), parts[2] == "torch=1"))
+    return out
+
+
+def _first(lines: list[tuple[str, float, bool]]) -> dict[str, tuple[float, bool]]:
+    events: dict[str, tuple[float, bool]] = {}
+    for name, at, torch in lines:
+        events.setdefault(name, (at, torch))
     return events
 
 
-def start_once(root: Path, cache: Path, timeout: float = 60.0) -> dict[str, tuple[float, bool]]:
-    """One process start; seconds from spawn to each marker event, and torch's presence."""
+@dataclass
+class PtyRun:
+    """One app process on a pseudo-terminal: its markers, typed-query timings and peak RSS."""
+
+    events: dict[str, tuple[float, bool]]  # first of each marker: seconds after spawn, torch
+    keys_ms: list[float] = field(default_factory=list)
+    peak_rss: int = 0  # bytes (the process's ru_maxrss)
+
+
+def _drain(master: int, seconds: float) -> None:
+    """Read the terminal for ``seconds`` (an undrained pty would block the app's writes)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        ready, _, _ = select.select([master], [], [], 0.01)
+        if ready:
+            try:
+                os.read(master, 65536)
+            except OSError:
+                return
+
+
+def _wait_for(master: int, marker: Path, done, timeout: float) -> list[tuple[str, float, bool]]:
+    """Drain the terminal until ``done(marker lines)`` or the timeout; the lines last read."""
+    deadline = time.monotonic() + timeout
+    lines = read_marker(marker)
+    while time.monotonic() < deadline and not done(lines):
+        _drain(master, 0.02)
+        lines = read_marker(marker)
+    return lines
+
+
+def _count(marker: Path) -> int:
+    return sum(e == "answer-painted" for e, _, _ in read_marker(marker))
+
+
+def _answers_after(master: int, marker: Path, before: int, timeout: float = 30.0) -> float:
+    """Wall-clock time of the first ``answer-painted`` marker after the first ``before``."""
+    lines = _wait_for(master, marker, lambda ls: sum(
+        e == "answer-painted" for e, _, _ in ls) > before, timeout)
+    painted = [at for e, at, _ in lines if e == "answer-painted"][before:]
+    if not painted:
+        raise RuntimeError(f"no answer painted within {timeout:g} s")
+    return painted[0]
+
+
+def _reap(proc: subprocess.Popen, master: int, timeout: float) -> int:
+    """Wait for the process (draining its terminal); its peak RSS in bytes, 0 if still alive."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return usage.ru_maxrss * 1024
+        _drain(master, 0.05)
+    return 0
+
+
+def run_on_pty(
+    root: Path, cache: Path, queries: list[str] = (), timeout: float = 120.0
+) -> PtyRun:
+    """Start ``hql-tui ROOT`` on a 120×36 pseudo-terminal, type ``queries``, quit with ctrl+q.
+
+    For each query, all but its last character go in one burst and the app's answer to
+    that prefix is awaited (so the index should store the prefixes too, or the app embeds
+    them live); then the last key is timed from its write to the app's next
+    ``answer-painted`` marker (the refresh after the three columns show the answer, the
+    50 ms debounce included); ctrl+u clears the query.
+    """
     marker = Path(tempfile.mkstemp(prefix="hql-ready-")[1])
     marker.write_text("")
     master, slave = pty.openpty()
@@ -75,35 +150,39 @@ def start_once(root: Path, cache: Path, timeout: float = 60.0) -> dict[str, tupl
         stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True,
     )
     os.close(slave)
-    deadline = time.monotonic() + timeout
-    events: dict[str, tuple[float, bool]] = {}
+    keys: list[float] = []
+    peak = 0
     try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.02)
-            if ready:
-                try:
-                    os.read(master, 65536)  # keep the terminal drained
-                except OSError:
-                    break
-            events = _read_marker(marker)
-            if "vault-loaded" in events or "vault-failed" in events:
-                break
+        lines = _wait_for(master, marker, lambda ls: any(
+            e in ("vault-loaded", "vault-failed") for e, _, _ in ls), timeout)
+        loaded = any(e == "vault-loaded" for e, _, _ in lines)
+        for text in queries if loaded else ():
+            # All but the last key in one burst; wait for its answer and for quiet.
+            os.write(master, text[:-1].encode("utf-8"))
+            _answers_after(master, marker, _count(marker))
+            _drain(master, 0.3)
+            before = _count(marker)
+            sent = time.time()
+            os.write(master, text[-1].encode("utf-8"))
+            keys.append((_answers_after(master, marker, before) - sent) * 1000)
+            os.write(master, b"\x15")  # ctrl+u: clear the query
+            _drain(master, 0.3)
         os.write(master, b"\x11")  # ctrl+q
-        end = time.monotonic() + 5
-        while proc.poll() is None and time.monotonic() < end:
-            ready, _, _ = select.select([master], [], [], 0.05)
-            if ready:
-                try:
-                    os.read(master, 65536)
-                except OSError:
-                    break
+        peak = _reap(proc, master, 10.0)
     finally:
-        if proc.poll() is None:
+        if proc.returncode is None:
             proc.kill()
-        proc.wait()
+            peak = _reap(proc, master, 10.0)
         os.close(master)
+        events = {name: (at - started, torch) for name, (at, torch) in
+                  _first(read_marker(marker)).items()}
         marker.unlink(missing_ok=True)
-    return {name: (at - started, torch) for name, (at, torch) in events.items()}
+    return PtyRun(events, keys, peak)
+
+
+def start_once(root: Path, cache: Path, timeout: float = 60.0) -> dict[str, tuple[float, bool]]:
+    """One process start; seconds from spawn to each marker event, and torch's presence."""
+    return run_on_pty(root, cache, timeout=timeout).events
 
 
 async def keystrokes(root: Path, queries: list[str]) -> list[float]:

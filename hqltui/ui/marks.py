@@ -1,8 +1,9 @@
 """The one hook the benchmarks read (``benchmarks/bench_app.py``); no effect on the app.
 
 * ``ready(event)``: with ``$HQL_TUI_READY_FILE`` set, appends ``EVENT TIME torch=0|1``
-  (``first-paint``, ``vault-loaded``, ``vault-failed``): when start-up reached that
-  point, and whether torch or transformers had been imported by then;
+  (``first-paint``, ``vault-loaded``, ``vault-failed``, and ``answer-painted`` after
+  each complete answer is drawn): when the app reached that point, and whether torch
+  or transformers had been imported by then (a benchmark on a real terminal reads it);
 * ``painted``: ``(count, perf_counter)`` of the newest complete answer to reach the
   screen, stamped at the refresh that follows it (the keystroke benchmark).
 """
@@ -39,3 +40,4 @@ class Marks:
 
     def answer_painted(self, count: int) -> None:
         self.painted = (count, time.perf_counter())
+        self.ready("answer-painted")

@@ -245,6 +245,19 @@ async def test_ready_marker_written_at_first_paint_and_vault_loaded(
     assert events[:2] == ["first-paint", "vault-loaded"]
 
 
+async def test_ready_marker_notes_each_answer_painted(make_app, mini: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "ready.txt"
+    app = make_app(mini, ready_file=str(marker))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "header")
+        await type_query(pilot, "merge keys")
+        await pilot.pause(0.1)
+    events = [line.split()[0] for line in marker.read_text().splitlines()]
+    assert events.count("answer-painted") == 2
+    assert events.index("answer-painted") > events.index("vault-loaded")
+
+
 async def test_first_paint_shows_loading_before_the_vault_is_read(make_app, mini: Path) -> None:
     gate = threading.Event()
 
