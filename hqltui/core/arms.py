@@ -75,6 +75,11 @@ ARMS: dict[str, Arm] = {
 }
 
 LEXICAL_ARMS: tuple[str, ...] = tuple(a.name for a in ARMS.values() if a.kind == LEXICAL)
+# The lexical arm when `[search] lexical` names none; menus list it first.
+DEFAULT_LEXICAL = "bm25"
+LEXICAL_CHOICES: tuple[str, ...] = (
+    DEFAULT_LEXICAL, *(a for a in LEXICAL_ARMS if a != DEFAULT_LEXICAL)
+)
 SEMANTIC_ARMS: tuple[str, ...] = tuple(a.name for a in ARMS.values() if a.kind == SEMANTIC)
 # What `--mode` accepts and `query --mode all` lists, in this order.
 RANKINGS: tuple[str, ...] = (*ARMS, HYBRID)

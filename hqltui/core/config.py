@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from hqltui.core.arms import LEXICAL_ARMS
+from hqltui.core.arms import DEFAULT_LEXICAL, LEXICAL_ARMS
 from producer.config import (
     Config,
     ConfigError,
@@ -48,7 +48,7 @@ class Weights:
 
 @dataclass(frozen=True)
 class SearchConfig:
-    lexical: str = "bm25"
+    lexical: str = DEFAULT_LEXICAL
     rrf_k: float = 60.0
     weights: Weights = field(default_factory=Weights)
     window: int = 50

@@ -25,7 +25,7 @@ from textual.reactive import reactive
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
-from hqltui.core.arms import LEXICAL_ARMS
+from hqltui.core.arms import LEXICAL_ARMS, LEXICAL_CHOICES
 from hqltui.ui import editor, engine_views, messages, views
 from hqltui.ui.commands import HqlCommands
 from hqltui.ui.controllers.engine import EngineController
@@ -275,7 +275,8 @@ class HqlApp(App[int]):
             self._start_query()
 
     def action_toggle_lexical(self) -> None:
-        self.lexical = "hashbag" if self.lexical == "bm25" else "bm25"
+        at = LEXICAL_CHOICES.index(self.lexical) if self.lexical in LEXICAL_CHOICES else -1
+        self.lexical = LEXICAL_CHOICES[(at + 1) % len(LEXICAL_CHOICES)]
 
     def action_set_lexical(self, arm: str) -> None:
         if arm in LEXICAL_ARMS:

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from hqltui.core.arms import LEXICAL_CHOICES
+
 if TYPE_CHECKING:
     from textual.dom import DOMNode
 
@@ -40,7 +42,7 @@ class HqlCommands(Provider):
             return partial(app.run_action, action, on)
 
         commands: list[tuple[str, str, Callable[[], object]]] = []
-        for arm in ("bm25", "hashbag"):
+        for arm in LEXICAL_CHOICES:
             current = " (current)" if app.lexical == arm else ""
             commands.append(
                 (f"lexical: {arm}{current}", f"rank the lexical column and hybrid with {arm}",

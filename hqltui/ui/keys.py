@@ -32,13 +32,16 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Input
 
+from hqltui.core.arms import LEXICAL_CHOICES
+
 ENV = "HQL_TUI_KEYMAP"
 
 APP_BINDINGS = [
     Binding("ctrl+q", "quit", "quit", priority=True, id="app.quit"),
     Binding("f1", "help", "help", id="app.help"),
     Binding("question_mark", "help", "help", show=False, id="app.help-key"),
-    Binding("f2", "toggle_lexical", "lexical", tooltip="switch bm25 / hashbag", id="app.lexical"),
+    Binding("f2", "toggle_lexical", "lexical", tooltip="switch " + " / ".join(LEXICAL_CHOICES),
+            id="app.lexical"),
     Binding("f3", "open_card", "open", tooltip="open card", id="app.open-card"),
     Binding("f4", "edit_card", "edit", id="app.edit-card"),
     Binding("f5", "reload", "reload", id="app.reload"),

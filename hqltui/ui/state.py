@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hqltui.core.arms import LEXICAL_ARMS
+from hqltui.core.arms import DEFAULT_LEXICAL, LEXICAL_ARMS
 
 if TYPE_CHECKING:
     from hqltui.core.engine import EngineAnswer, VerifyReport
@@ -98,9 +98,9 @@ class ScreenState:
 
 
 def default_arm(session: Session) -> str:
-    """The lexical arm of the vault's ``[search] lexical`` (bm25 when it names none)."""
-    arm = getattr(getattr(session, "search", None), "lexical", "bm25")
-    return arm if arm in LEXICAL_ARMS else "bm25"
+    """The lexical arm of the vault's ``[search] lexical`` (the default when it names none)."""
+    arm = getattr(getattr(session, "search", None), "lexical", DEFAULT_LEXICAL)
+    return arm if arm in LEXICAL_ARMS else DEFAULT_LEXICAL
 
 
 def loaded(state: ScreenState, session: Session) -> ScreenState:

@@ -17,6 +17,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from hqltui.core import oneline
+from hqltui.core.arms import LEXICAL_CHOICES
 from hqltui.ui import render
 from hqltui.ui.state import SLOTS, ScreenState
 from producer.terminal import shown, shown_body
@@ -347,7 +348,8 @@ def help_notes(keys: Keys) -> list[str]:
     h = keys.hint
     return [
         "",
-        f"{h('textual.palette')} opens the command palette (lexical: bm25 | hashbag, "
+        f"{h('textual.palette')} opens the command palette "
+        f"(lexical: {' | '.join(LEXICAL_CHOICES)}, "
         "view: …, vault: reload).",
         "Jobs: index: build / verify, jobs: cancel, view: jobs in the palette too; a build",
         "runs hql-semantics in the background and reloads the vault when it succeeds.",
