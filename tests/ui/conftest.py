@@ -88,8 +88,23 @@ async def settle(pilot, rounds: int = 3) -> None:  # type: ignore[no-untyped-def
     app = pilot.app
     for _ in range(rounds):
         await pilot.pause(0.05)
-        await app.workers.wait_for_complete()
+        await _workers_done(app)
         await pilot.pause()
+
+
+async def _workers_done(app) -> None:  # type: ignore[no-untyped-def]
+    """Wait for every worker that is not cancelled. An exclusive worker (a file-watch
+    check, a query) is cancelled when a newer one replaces it; that is the app working,
+    not a failure, so the wait goes on with the workers still alive."""
+    from textual.worker import WorkerCancelled
+
+    for _ in range(50):
+        alive = [w for w in app.workers if not w.is_cancelled]
+        try:
+            await app.workers.wait_for_complete(alive)
+            return
+        except WorkerCancelled:
+            continue
 
 
 async def type_query(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
