@@ -15,12 +15,11 @@ heading) is valid only under that name: names depend on the whole vault.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from producer.parse_cache import load_entries, save_entries
+from producer.parse_cache import cache_file, load_entries, save_entries
 from producer.vault import (
     NOT_HMD_NOTICE,
     assign_names,
@@ -70,17 +69,11 @@ class _Entry:
     error: str | None = None
 
 
-def default_cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "hql-tui" / "digest"
-
-
 class DigestCache:
     """Entries by path, served while (size, mtime_ns) match; saved atomically when changed."""
 
     def __init__(self, root: Path, directory: Path | None = None) -> None:
-        key = hashlib.sha256(str(Path(root).resolve()).encode()).hexdigest()[:24]
-        self.file = (directory or default_cache_dir()) / f"{key}.pickle"
+        self.file = cache_file(root, "digest", directory)
         self.entries: dict[str, tuple[int, int, _Entry]] = {}
         self.seen: set[str] = set()
         self.dirty = False

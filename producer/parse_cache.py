@@ -18,17 +18,22 @@ from producer.vault import Parsed
 FORMAT = 1
 
 
-def default_cache_dir() -> Path:
+def default_cache_dir(kind: str = "parse") -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "hql-tui" / "parse"
+    return Path(base) / "hql-tui" / kind
+
+
+def cache_file(root: Path, kind: str, directory: Path | None = None) -> Path:
+    """One vault's cache file of ``kind``: named by a digest of the vault's real path."""
+    key = hashlib.sha256(str(Path(root).resolve()).encode()).hexdigest()[:24]
+    return (directory or default_cache_dir(kind)) / f"{key}.pickle"
 
 
 class ParseCache:
     """Load once, serve hits by (path, size, mtime_ns), save atomically when changed."""
 
     def __init__(self, root: Path, directory: Path | None = None) -> None:
-        key = hashlib.sha256(str(Path(root).resolve()).encode()).hexdigest()[:24]
-        self.file = (directory or default_cache_dir()) / f"{key}.pickle"
+        self.file = cache_file(root, "parse", directory)
         self.entries: dict[str, tuple[int, int, Parsed]] = {}
         self.seen: set[str] = set()
         self._stamps: dict[str, tuple[int, int]] = {}
