@@ -383,7 +383,7 @@ class FakeState:
         # the situation arise is caught every time.
         self.fail_vector_build_after_mixed_upsert = True
         self.preview_row_limit = 10_000
-        self.query_warning: str | None = None  # set by a test: the warning every query answer carries
+        self.query_warning: str | None = None  # a test sets it: every answer carries it
         self.base_url = ""
 
     # -- lookups ---------------------------------------------------------------------------

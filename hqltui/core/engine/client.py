@@ -439,7 +439,7 @@ class EngineClient:
                 if job is not None:
                     self._judge(job, label, job.id)
                 return False
-            job = self._finished_job_for(request, since, before)
+            job = self._finished_job_for(request, since, before, found.created_at)
             if job is not None:
                 self.emit(JobProgress(self.operation, label, job.id, "create_index",
                                       str(_value(job.status)).lower(), int(job.attempts or 0),
@@ -455,8 +455,10 @@ class EngineClient:
                 raise EngineFailure(f"{label}: still pending after {self.job_timeout:g}s")
             self.pause(self.poll_interval)
 
-    def _finished_job_for(self, request: Any, since: datetime, before: set[str]) -> Any:
-        """The newest finished create_index job whose result is the index ``request`` asked for.
+    def _finished_job_for(self, request: Any, since: datetime, before: set[str],
+                          created_at: Any = None) -> Any:
+        """The newest finished create_index job whose result is the index ``request`` asked for
+        (and, given the listed index's ``created_at``, that very index).
 
         Each unfinished candidate is read once (its record, not the list, is current).
         """
@@ -470,7 +472,7 @@ class EngineClient:
                                     job_id, _request_timeout=self._timeout()),
                                 idempotent=True, transient=True)
             if index_job_matches(job, request.index_name, request.index_type,
-                                 tuple(request.columns)):
+                                 tuple(request.columns), created_at):
                 self._known_jobs.add(job.id)
                 return job
         return None
@@ -602,10 +604,15 @@ def _stamp(value: Any) -> str | None:
         return str(value)
 
 
-def index_job_matches(job: Any, name: str, index_type: str, columns: tuple[str, ...]) -> bool:
-    """Whether a finished create_index job's result is the index of that name, type and columns."""
+def index_job_matches(job: Any, name: str, index_type: str, columns: tuple[str, ...],
+                      created_at: Any = None) -> bool:
+    """Whether a finished create_index job's result is the index of that name, type and
+    columns (and, when given, of that creation time: the very index listed)."""
     result = job_result(job)
     if result is None or getattr(result, "index_name", None) != name:
+        return False
+    if created_at is not None and _stamp(getattr(result, "created_at", None)) != _stamp(
+            created_at):
         return False
     return (str(_value(getattr(result, "index_type", ""))).lower() == index_type
             and tuple(str(c).lower() for c in getattr(result, "columns", ()) or ()) == columns)
