@@ -28,3 +28,29 @@ def test_a_long_card_is_cut_and_flagged(tmp_path: Path) -> None:
     short = agent.get_card(session, "short")
     assert short["truncated"] is False and short["links"] == ["long"]
     assert short["unresolved_links"] == ["nowhere"] and short["index_status"] == "missing"
+
+
+def test_serving_a_stored_vector_imports_no_model_and_other_commands_no_sdk(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, tomllib\n"
+        "import hqltui.commands.query, hqltui.commands.evaluate, hqltui.commands.listing\n"
+        "assert 'mcp' not in sys.modules, 'another command imports the MCP SDK'\n"
+        "from hqltui.core import agent\n"
+        "from hqltui.core.session import Session\n"
+        "import hqltui.mcp.server\n"
+        "s = Session.load('fixtures/birds', cache_dir=sys.argv[1])\n"
+        "q = tomllib.load(open('fixtures/birds/queries.toml', 'rb'))['query'][0]['text']\n"
+        "out = agent.search(s, 'birds', q, 'hybrid')\n"
+        "assert out['arms']['hybrid']['hits']\n"
+        "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "cache")],
+                          capture_output=True, text=True, cwd=root, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"

@@ -151,6 +151,7 @@ async def test_status_agrees_with_the_list_index_line(birds: Path) -> None:
     assert len(index["names"]["fresh"]) == 50 and index["names_cut_at"] == 50
     assert index["model"] == "sentence-transformers/all-MiniLM-L6-v2" and index["built_at"]
     assert status["engine"] is None  # no [engine] table
+    assert status["reload"]["poll_seconds"] == 2.0 and status["reload"]["reload_error"] is None
 
 
 async def test_get_card_and_verify(birds: Path) -> None:
@@ -191,6 +192,9 @@ async def test_an_arm_that_refuses_is_an_error_worded_as_query_json(birds: Path)
 async def test_an_edit_reloads_the_vault_and_the_card_is_stale(birds: Path) -> None:
     async with server(birds, "--poll", "0.1") as session:
         assert (await call(session, "get_card", name="great-cormorant"))["index_status"] == "fresh"
+        with anyio.fail_after(60):
+            while not (await call(session, "status"))["reload"]["watching"]:
+                await anyio.sleep(0.05)
         edit(birds, "great-cormorant")
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
