@@ -54,3 +54,17 @@ def test_serving_a_stored_vector_imports_no_model_and_other_commands_no_sdk(
                           capture_output=True, text=True, cwd=root, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]"
+
+
+def test_the_mcp_command_refuses_a_missing_vault_and_bad_flags_in_one_line(
+    tmp_path: Path, capsys
+) -> None:
+    from hqltui.cli import main
+
+    assert main(["mcp", str(tmp_path / "nowhere")]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""  # stdout is the protocol's alone
+    assert captured.err == (f"hql-tui mcp: `{tmp_path / 'nowhere'}` is not a directory; "
+                            "fix: name an existing vault directory\n")
+    assert main(["mcp", str(tmp_path), "--poll", "-1"]) == 2
+    assert "--poll: must be 0 (never) or more" in capsys.readouterr().err
