@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import regex
@@ -103,15 +103,18 @@ def token_spans(text: str) -> list[tuple[int, int]]:
     ``[text[a:b].lower() for a, b in token_spans(text)] == tokens(text)``, so a
     display can mark exactly the pieces the lexical arms compare.
     """
-    spans: list[tuple[int, int]] = []
+    return list(iter_token_spans(text))
+
+
+def iter_token_spans(text: str) -> Iterator[tuple[int, int]]:
+    """``token_spans`` one at a time, so a caller looking for one token stops early."""
     start = 0
     for sep in _SEPARATORS.finditer(text):
         if len(text[start : sep.start()].encode("utf-8")) > 1:
-            spans.append((start, sep.start()))
+            yield (start, sep.start())
         start = sep.end()
     if len(text[start:].encode("utf-8")) > 1:
-        spans.append((start, len(text)))
-    return spans
+        yield (start, len(text))
 
 
 _ASCII_SEPARATORS = bytes(
