@@ -75,13 +75,13 @@ async def test_selection_syncs_across_columns_and_card_list(make_app, birds: Pat
             else:
                 assert column.cursor_name is None
         cards = main.query_one(CardList)
-        assert cards.shown[cards.table.cursor_row] == chosen
+        assert cards.shown[cards.table.cursor] == chosen
         assert chosen in _detail_text(app)
         # Choosing in the card list moves the columns too.
         await pilot.press("c")
         await pilot.press("up")
         await settle(pilot)
-        picked = cards.shown[cards.table.cursor_row]
+        picked = cards.shown[cards.table.cursor]
         assert app.selected == picked
         for column in main.columns:
             assert column.cursor_name == (picked if picked in column.names else None)
