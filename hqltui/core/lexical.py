@@ -319,6 +319,24 @@ class TermCounts:
         self.doc_len = np.bincount(self.docs, weights=self.tf, minlength=n).astype(np.float64)
 
 
+class DocFreq:
+    """How many cards hold each term: the vault's document frequencies, which the
+    adaptive fusion's IDF signal reads (the same counts bm25's idf uses)."""
+
+    def __init__(self, counts: TermCounts) -> None:
+        self.size = counts.size
+        self.vocab = counts.vocab
+        self.df = np.bincount(counts.terms, minlength=len(counts.vocab))
+
+    def of(self, text: str) -> dict[str, int]:
+        """Each distinct token of ``text`` -> the number of cards holding it (0: none)."""
+        out: dict[str, int] = {}
+        for term in dict.fromkeys(tokens(text)):
+            tid = self.vocab.get(term.encode("utf-8"))
+            out[term] = 0 if tid is None else int(self.df[tid])
+        return out
+
+
 class Hashbag:
     """The hashbag arm's matrix: one column per card, each bit-for-bit ``hashbag_vector``."""
 

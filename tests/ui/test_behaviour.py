@@ -180,6 +180,29 @@ async def test_lexical_arm_switch_reranks_both_columns(make_app, birds: Path) ->
         assert app.lexical == "bm25"
 
 
+async def test_the_fusion_key_cycles_the_method_title_and_card_pane(make_app, birds: Path) -> None:
+    app = make_app(birds)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "night hunting birds")
+        def title() -> str:
+            return _text(app.main.column("hybrid").query_one(".column-title"))
+
+        assert app.answer.hybrid.retrieval.fusion == "adaptive"  # the default
+        assert "adaptive α 0.65 of bm25" in title()
+        await pilot.press("ctrl+t")  # adaptive -> rrf
+        await settle(pilot)
+        assert app.state.fusion == "rrf" and app.answer.hybrid.retrieval.fusion == "rrf"
+        assert "rrf of bm25" in title()
+        await pilot.press("escape", "m")  # rrf -> convex, from the panes
+        await settle(pilot)
+        ret = app.answer.hybrid.retrieval
+        assert (ret.fusion, ret.alpha) == ("convex", 0.5)
+        assert "convex α 0.50" in title()
+        detail = _detail_text(app)
+        assert "fused from bm25" in detail and "(+" in detail
+
+
 async def test_enter_opens_the_card_and_help_lists_bindings(make_app, birds: Path) -> None:
     app = make_app(birds)
     async with app.run_test(size=SIZE) as pilot:

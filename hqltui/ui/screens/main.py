@@ -53,6 +53,8 @@ class MainScreen(Screen[None]):
         Binding("f", "filter_cards", "filter cards", show=False, id="main.filter-cards"),
         Binding("l", "app.toggle_lexical", "switch lexical arm", show=False,
                 id="main.lexical"),
+        Binding("m", "app.cycle_fusion", "cycle hybrid's fusion", show=False,
+                id="main.fusion"),
         Binding("e", "app.edit_card", "edit card in $EDITOR", show=False, id="main.edit"),
         Binding("r", "app.reload", "reload vault", show=False, id="main.reload"),
         Binding("w", "app.show_warnings", "all warnings", show=False, id="main.warnings"),
