@@ -51,6 +51,13 @@ class ScreenState:
     shown_partial: bool = False
     selected: str | None = None
     pinned: bool = False  # the user chose ``selected`` since the query was last edited
+    fusion: str | None = None  # hybrid's method chosen in the app (None: [search] fusion)
+
+    @property
+    def fusion_method(self) -> str:
+        """The fusion method hybrid uses now: the app's choice, else the vault's."""
+        configured = getattr(getattr(self.session, "search", None), "fusion", None)
+        return self.fusion or configured or "rrf"
 
     @property
     def shown_arm(self) -> str:
