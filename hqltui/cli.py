@@ -16,6 +16,7 @@ SUBCOMMANDS = {
     "eval": "hqltui.commands.evaluate",
     "tune": "hqltui.commands.tune",
     "engine": "hqltui.commands.engine",
+    "mcp": "hqltui.commands.mcp",
 }
 
 USAGE_ERROR = 2
@@ -27,7 +28,7 @@ def app_parser() -> argparse.ArgumentParser:
         description="Rank a vault's cards by lexical, semantic and hybrid retrieval, side by side.",
         epilog="commands: hql-tui query VAULT TEXT | hql-tui eval VAULT QUERIES.toml | "
         "hql-tui tune VAULT QUERIES.toml | "
-        "hql-tui engine sync|build|verify|search VAULT (each has --help)",
+        "hql-tui engine sync|build|verify|search VAULT | hql-tui mcp VAULT (each has --help)",
     )
     parser.add_argument("vault", help="the vault directory")
     parser.add_argument(

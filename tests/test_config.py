@@ -255,6 +255,82 @@ def test_an_explicit_fusion_wins_over_rrf_k(tmp_path):
     assert load_config(vault_with(tmp_path, toml)).search.fusion == "adaptive"
 
 
+# ---------------------------------------------------------------- [engine]: every refusal here
+
+
+@pytest.mark.parametrize(
+    "toml,expected",
+    [
+        ('provider = "other"\ndatabase = "d"\n', "unknown engine provider `other`"),
+        ('provider = "hotdata"\n', 'names no database: set database = "<database id>"'),
+        ('database = ""\n', "`database` must be a non-empty string"),
+        ('database = "d"\ntable = "my cards"\n', "`table` = `my cards` is not a plain identifier"),
+        ('database = "d"\ntable = "public.cards"\n', "is not a plain identifier"),
+        ('database = "d"\ntable = "1cards"\n', "is not a plain identifier"),
+        ('database = "d"\nworkspace_env = "ws-1"\n', "`workspace_env` must name an environment"),
+        ('database = "d"\nregion = "eu"\n', "unknown key `region`"),
+    ],
+)
+def test_every_engine_refusal_is_made_by_the_config_reader(tmp_path, toml, expected):
+    message = error(tmp_path, "[engine]\n" + toml, "engine")
+    assert expected in message and "hql.toml: [engine]" in message
+
+
+def test_an_engine_key_variable_that_looks_like_a_key_is_refused_and_never_echoed(tmp_path):
+    value = "hd-live-" + "9f8e7d"  # not a credential: a value that must never echo
+    message = error(tmp_path, f'[engine]\ndatabase = "d"\napi_key_env = "{value}"\n', "engine")
+    assert "`api_key_env` must name an environment variable" in message
+    assert 'api_key_env = "HOTDATA_API_KEY"' in message and value not in message
+
+
+def test_a_plain_engine_table_is_accepted_with_the_defaults(tmp_path):
+    config = load_config(vault_with(tmp_path, '[engine]\ndatabase = "db_1"\ntable = "Birds_2"\n'))
+    assert config.errors == {}
+    assert (config.engine.table, config.engine.api_key_env) == ("Birds_2", "HOTDATA_API_KEY")
+
+
+@pytest.mark.parametrize(
+    "toml,expected",
+    [
+        ('database = "d"\ncatalog = "my-catalog"\n', "`catalog` = `my-catalog` is not a plain"),
+        ('database = "d"\nschema = "a.b"\n', "`schema` = `a.b` is not a plain identifier"),
+        ('database = "d"\nkey_column = "id x"\n', "`key_column` = `id x` is not a plain"),
+        ('database = "d"\ntext_column = "1body"\n', "`text_column` = `1body` is not a plain"),
+        ('database = "d"\nvector_column = "v-1"\n', "`vector_column` = `v-1` is not a plain"),
+        ('database = "d"\nmodel_column = "m m"\n', "`model_column` = `m m` is not a plain"),
+        ('database = "d"\nrevision_column = "r.r"\n', "`revision_column` = `r.r` is not a"),
+        ('database = "d"\nmodel = "m"\n', "declares `model` without `revision`"),
+        ('database = "d"\nrevision = "r"\n', "declares `revision` without `model`"),
+        ('database = "d"\nmodel = "m"\nrevision = "r"\nmodel_column = "mm"\n',
+         "declares a model and also names model columns"),
+        ('database = "d"\nkey_column = "text"\n', "gives column `text` more than one role"),
+        ('database = "d"\nvector_column = "Model"\n', "gives column `model` more than one role"),
+    ],
+)
+def test_every_engine_table_setting_is_checked_by_the_config_reader(tmp_path, toml, expected):
+    message = error(tmp_path, "[engine]\n" + toml, "engine")
+    assert expected in message and "hql.toml: [engine]" in message
+
+
+def test_engine_table_settings_for_a_table_this_tool_did_not_build(tmp_path):
+    config = load_config(vault_with(tmp_path, """[engine]
+database = "d"
+catalog = "F1"
+schema = "docs"
+table = "notes"
+key_column = "ID"
+text_column = "body"
+vector_column = "vec"
+model = "sentence-transformers/all-MiniLM-L6-v2"
+revision = "r1"
+"""))
+    assert config.errors == {}
+    assert config.engine.columns == {"key": "id", "text": "body", "vector": "vec",
+                                     "model": None, "revision": None}
+    stored = load_config(vault_with(tmp_path, '[engine]\ndatabase = "d"\nmodel_column = "m"\n'))
+    assert stored.engine.columns["model"] == "m" and stored.engine.columns["revision"] == "revision"
+
+
 @pytest.mark.parametrize(
     "toml,expected",
     [

@@ -4,13 +4,19 @@
 (which owns ``[semantics]``, the file's own refusals and the wording shared by
 all tables) and adds these two tables to what it returns, an ``AppConfig``. A
 broken table is refused alone: its message lands in ``errors`` under its name.
-``[search] lexical`` accepts the lexical arms of ``hqltui.core.arms``. What the
-environment adds to ``[engine]`` (keys, workspace, host) is resolved in
-``hqltui.core.engine.settings``.
+``[search] lexical`` accepts the lexical arms of ``hqltui.core.arms``.
+
+``[engine]`` is checked here and only here: a known provider, a ``database``,
+``table``, ``catalog``, ``schema`` and every ``*_column`` plain identifiers, a
+declared ``model`` with its ``revision`` (and not beside model columns), one
+column per role, ``api_key_env`` / ``workspace_env`` names of environment
+variables (never a key). What the environment adds to it (the key,
+the workspace, the host) is read in ``hqltui.core.engine.settings``.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -37,6 +43,10 @@ from producer.config import (
 from producer.config import load_config as load_file
 
 ENGINE_PROVIDERS = ("hotdata",)
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # a SQL name or a variable name
+EXAMPLES = {"table": "cards", "catalog": "default", "schema": "public", "key_column": "name",
+            "text_column": "text", "vector_column": "embedding", "model_column": "model",
+            "revision_column": "revision"}
 
 
 @dataclass(frozen=True)
@@ -47,6 +57,33 @@ class EngineConfig:
     api_key_env: str = "HOTDATA_API_KEY"
     workspace_env: str = "HOTDATA_WORKSPACE"
     host: str | None = None
+    # Where the table is and what its columns are called (a table this tool did not
+    # build). catalog None: discovered from information_schema.tables.
+    catalog: str | None = None
+    schema: str = "public"
+    key_column: str = "name"
+    text_column: str = "text"
+    vector_column: str = "embedding"
+    model_column: str | None = None  # None: "model", unless a model is declared
+    revision_column: str | None = None  # None: "revision", unless a revision is declared
+    model: str | None = None  # declared, for a table without model columns
+    revision: str | None = None
+
+    @property
+    def columns(self) -> dict[str, str | None]:
+        """role -> column name (None: the table has no such column; its value is declared)."""
+        declared = self.model is not None
+        return {
+            "key": self.key_column.lower(),
+            "text": self.text_column.lower(),
+            "vector": self.vector_column.lower(),
+            "model": None if declared else (self.model_column or "model").lower(),
+            "revision": None if declared else (self.revision_column or "revision").lower(),
+        }
+
+
+NAMES = ("table", "catalog", "schema", "key_column", "text_column", "vector_column",
+         "model_column", "revision_column")  # [engine] keys holding SQL identifiers
 
 
 @dataclass(frozen=True)
@@ -99,6 +136,51 @@ def engine_table(table: Any, file: Path) -> EngineConfig:
         raise ConfigError(
             f"{where} unknown engine provider `{config.provider}`; "
             f"accepted: {', '.join(ENGINE_PROVIDERS)}"
+        )
+    if not config.database:
+        raise ConfigError(
+            f'{where} names no database: set database = "<database id>" '
+            "(the id of a Hotdata database, not its name)"
+        )
+    for key in NAMES:
+        value = getattr(config, key)
+        if value is not None and not IDENTIFIER.match(value):
+            raise ConfigError(
+                f"{where} `{key}` = `{value}` is not a plain identifier (letters, digits and "
+                "underscores; the engine lowercases it): set "
+                f'{key} = "{EXAMPLES[key]}", for example'
+            )
+    if (config.model is None) != (config.revision is None):
+        raise ConfigError(
+            f"{where} declares `{'model' if config.model else 'revision'}` without "
+            f"`{'revision' if config.model else 'model'}`: a table without model columns "
+            "declares both (the query vector's model and revision must equal them)"
+        )
+    if config.model is not None and (config.model_column or config.revision_column):
+        raise ConfigError(
+            f"{where} declares a model and also names model columns: set either "
+            "`model` and `revision` (a table without them) or `model_column` and "
+            "`revision_column`, not both"
+        )
+    roles = config.columns
+    named = [c for c in roles.values() if c is not None]
+    if len(set(named)) != len(named):
+        twice = sorted({c for c in named if named.count(c) > 1})
+        raise ConfigError(
+            f"{where} gives column `{twice[0]}` more than one role (key, text, vector, "
+            "model, revision each need their own column)"
+        )
+    # The value of a variable-name setting is never shown: it may be a key pasted by mistake.
+    if not IDENTIFIER.match(config.api_key_env):
+        raise ConfigError(
+            f"{where} `api_key_env` must name an environment variable, and its value does not "
+            "look like one (a key must never be written in this file): set "
+            'api_key_env = "HOTDATA_API_KEY" and export the key in that variable'
+        )
+    if not IDENTIFIER.match(config.workspace_env):
+        raise ConfigError(
+            f"{where} `workspace_env` must name an environment variable, and its value does "
+            'not look like one: set workspace_env = "HOTDATA_WORKSPACE"'
         )
     return config
 

@@ -146,6 +146,9 @@ class Retrieval:
     parameters: Mapping[str, Any] | None = None  # what the fusion method read
     alpha: float | None = None  # convex's α, or the α adaptive set for this query
     signals: Mapping[str, float] | None = None  # adaptive: the values that set α
+    # An engine arm's evidence: the index that served it (or none: a full scan), the
+    # statement, the engine's warning, execution time and query run id.
+    engine: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -168,6 +171,8 @@ class Retrieval:
             out["signals"] = None if self.signals is None else dict(self.signals)
             out["windows"] = dict(self.windows or {})
             out["arms"] = [arm.to_json() for arm in self.arms]
+        if self.engine is not None:
+            out["engine"] = dict(self.engine)
         return out
 
 

@@ -5,7 +5,8 @@ Public API (stable; the app and the commands build on it):
 ``Session.load(root, *, clock=None, cache_dir=None) -> Session``
     Reads the vault (through the parse cache in ``cache_dir``, default the
     user cache directory), ``hql.toml``, the semantic index and the lexical
-    structures, once. Raises ``NotADirectoryError`` when ``root`` is not a
+    structures (their term counts through the term cache in the same
+    directory, ``core.term_cache``), once. Raises ``NotADirectoryError`` when ``root`` is not a
     directory; every other problem becomes a warning or a refusal. ``clock``
     (a callable returning an aware ``datetime``) dates the snapshot and ages
     the index; tests inject it.
@@ -66,6 +67,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -78,7 +80,7 @@ from hqltui.core.config import SearchConfig, load_config
 from hqltui.core.fusion import FusionConfig, QueryStats
 from hqltui.core.hybrid import ArmScores
 from hqltui.core.index_reader import SemanticIndex, open_index
-from hqltui.core.lexical import DocFreq, TermCounts
+from hqltui.core.lexical import DocFreq
 from hqltui.core.oneline import link_target
 from hqltui.core.ranking import (
     Ranking,
@@ -91,6 +93,7 @@ from hqltui.core.ranking import (
     rank_indices,
 )
 from hqltui.core.semantic import LiveEmbedders, embed_local, query_vector, semantic_scores
+from hqltui.core.term_cache import term_counts, terms_file
 from producer.parse_cache import ParseCache
 from producer.vault import Card, Vault, load_vault
 
@@ -214,7 +217,8 @@ class Session:
         cache_path = Path(cache_dir) if cache_dir is not None else None
         vault = load_vault(root, cache=ParseCache(root, cache_path))
         config = load_config(root)
-        lexical, doc_freq = cls._build_lexical([card.text for card in vault.cards])
+        terms = terms_file(root, cache_path)
+        lexical, doc_freq = cls._build_lexical(vault.cards, terms)
         opened = _guarded("semantic", "cannot be opened", lambda: open_index(vault, config))
         index, refusal = (None, opened) if isinstance(opened, Refusal) else (opened, None)
         names = tuple(card.name for card in vault.cards)
@@ -235,11 +239,15 @@ class Session:
         )
 
     @staticmethod
-    def _build_lexical(texts: list[str]) -> tuple[dict[str, Any], DocFreq | None]:
+    def _build_lexical(
+        cards: list[Card], terms: Path | None = None
+    ) -> tuple[dict[str, Any], DocFreq | None]:
         """Each lexical arm's structure, or its refusal (both refuse if the counts fail),
-        and the document frequencies."""
+        and the document frequencies. The term counts come from the cache file ``terms``
+        when it holds these texts'."""
         try:
-            counts = TermCounts(texts)
+            counts = term_counts([c.text for c in cards], [c.content_hash for c in cards],
+                                 terms)
         except Exception as exc:  # noqa: BLE001 - both lexical arms refuse; semantic answers
             return {arm: arm_failure(arm, "cannot be built", exc) for arm in LEXICAL_ARMS}, None
         built = {
@@ -309,8 +317,10 @@ class Session:
             age=age,
         )
 
-    @property
+    @cached_property
     def warnings(self) -> tuple[Warning, ...]:
+        """Made once: a session is one snapshot, and the app reads this on every paint
+        (on a vault of 17.5k cards the link check alone takes tens of milliseconds)."""
         out: list[Warning] = []
         if self.vault.notice:
             out.append(Warning("loader", self.vault.notice))

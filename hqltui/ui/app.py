@@ -25,7 +25,7 @@ from textual.reactive import reactive
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
-from hqltui.core.arms import FUSIONS, LEXICAL_ARMS, LEXICAL_CHOICES
+from hqltui.core.arms import DEFAULT_LEXICAL, FUSIONS, LEXICAL_ARMS, LEXICAL_CHOICES
 from hqltui.ui import editor, engine_views, messages, views
 from hqltui.ui.commands import HqlCommands
 from hqltui.ui.controllers.engine import EngineController
@@ -61,7 +61,7 @@ class HqlApp(App[int]):
     COMMANDS = App.COMMANDS | {HqlCommands}
     BINDINGS = BINDINGS
 
-    lexical: reactive[str] = reactive("bm25", init=False)
+    lexical: reactive[str] = reactive(DEFAULT_LEXICAL, init=False)
 
     def __init__(
         self,

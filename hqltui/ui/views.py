@@ -22,6 +22,7 @@ from hqltui.core.hybrid import fusion_summary, fusion_title
 from hqltui.ui import render
 from hqltui.ui.state import SLOTS, ScreenState
 from producer.terminal import shown, shown_body
+from producer.wording import refusal_spans
 
 if TYPE_CHECKING:
     from hqltui.core.ranking import Hit, Ranking, Refusal, Retrieval
@@ -32,6 +33,9 @@ if TYPE_CHECKING:
 # The strip lists what blocks or skews a ranking first.
 WARNING_ORDER = {"error": 0, "arm": 1, "config": 1, "stale": 2, "absent": 3, "orphan": 4,
                  "embedder": 5, "loader": 6, "link": 7}
+# The card pane is 13 rows tall: it previews this many body lines (a man page holds
+# thousands, and drawing them all on every answer cost most of a keystroke).
+PREVIEW_LINES = 60
 EMPTY = {"lexical": "no lexical match", "semantic": "no semantic match",
          "hybrid": "no match in either arm"}
 
@@ -201,16 +205,20 @@ def badges(name: str, in_lex: set[str], in_sem: set[str], statuses: Mapping[str,
 
 def refusal(refused: Refusal, p: Palette, keys: Keys) -> Text:
     """Why an arm refused, and the fix (``live``: submit the query to embed it)."""
+    fix = refused.fix
+    if fix == "live":
+        fix = f"press {keys.hint('textual.submit')} in the query to embed it with the http embedder"
     out = Text()
-    out.append("refused\n", style=p.error)
-    out.append(shown(refused.message))
-    if refused.fix == "live":
-        out.append("\n\nfix: ", style="bold")
-        out.append(f"press {keys.hint('textual.submit')} in the query to embed it with the "
-                   "http embedder", style=p.accent)
-    elif refused.fix:
-        out.append("\n\nfix: ", style="bold")
-        out.append(shown(refused.fix), style=p.accent)
+    out.append("refused: ", style=p.error)
+    return out.append_text(with_fix_text(refused.message, fix, p))
+
+
+def with_fix_text(message: str, fix: str | None, p: Palette) -> Text:
+    """``producer.wording.with_fix`` styled: the fix in the accent colour."""
+    styles = {"message": "", "lead": "bold", "fix": p.accent}
+    out = Text(no_wrap=False)
+    for role, text in refusal_spans(message, fix):
+        out.append(shown(text), style=styles[role])
     return out
 
 
@@ -294,8 +302,23 @@ def card_detail(state: ScreenState, name: str, p: Palette, full: bool) -> Render
         head.append("\nunresolved: ", style=p.warning)
         head.append(shown(", ".join(dict.fromkeys(oneline.link_target(t) for t in unresolved))))
     terms = render.query_terms(state.answer_text) if state.answer is not None else set()
-    body = render.body_text(shown_body(card.body), terms, mark=p.mark, heading=p.heading)
-    return Group(head, Text("─" * 40, style=p.muted), body)
+    text, more = shown_body(card.body), 0
+    if not full:  # the pane previews; the card screen shows the whole body
+        text, more = preview(text, PREVIEW_LINES)
+    body = render.body_text(text, terms, mark=p.mark, heading=p.heading)
+    if not more:
+        return Group(head, Text("─" * 40, style=p.muted), body)
+    rest = Text(f"… {render.plural(more, 'more line')} in the full card", style=p.muted)
+    return Group(head, Text("─" * 40, style=p.muted), body, rest)
+
+
+def preview(body: str, lines: int) -> tuple[str, int]:
+    """The first ``lines`` lines of ``body`` (after its leading blank lines), and how many
+    lines with text follow them (0: the whole body)."""
+    parts = body.lstrip("\r\n").split("\n", lines)
+    if len(parts) <= lines or not parts[lines].strip():
+        return body, 0
+    return "\n".join(parts[:lines]), len(parts[lines].rstrip().split("\n"))
 
 
 def _ranks(head: Text, state: ScreenState, name: str, p: Palette) -> None:

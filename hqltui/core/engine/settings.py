@@ -2,10 +2,10 @@
 
 Refusals (each one line naming what to set; a key's value is never shown):
 
-* no ``[engine]`` table in ``hql.toml`` (or the table is refused by the config
-  reader, e.g. a literal ``api_key``, an unknown key or provider);
-* no ``database`` (the id of a Hotdata database);
-* ``api_key_env`` that looks like a key rather than a variable name;
+* no ``[engine]`` table in ``hql.toml``, or the table refused by
+  ``hqltui.core.config`` (the one home of every check of its values: a literal
+  ``api_key``, an unknown key or provider, no ``database``, a ``table`` that is
+  not an identifier, a variable name that looks like a key);
 * the key variable unset or empty;
 * the workspace variable unset or empty -- the SDK would otherwise pick a
   workspace by itself, and the wrong one silently.
@@ -14,9 +14,8 @@ Refusals (each one line naming what to set; a key's value is never shown):
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from hqltui.core.config import AppConfig as Config
 from hqltui.core.ranking import Refusal
@@ -24,7 +23,10 @@ from hqltui.core.ranking import Refusal
 CATALOG = "default"
 SCHEMA = "public"
 HOST_ENV = "HOTDATA_API_URL"
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+OWN_COLUMNS = {"key": "name", "text": "text", "vector": "embedding", "model": "model",
+               "revision": "revision"}  # the roles' columns in a table this tool syncs
 
 
 @dataclass(frozen=True)
@@ -36,11 +38,32 @@ class EngineSettings:
     host: str | None  # None: the SDK default
     api_key_env: str
     workspace_env: str
+    catalog: str | None = None  # None: discovered from information_schema.tables
+    schema: str = SCHEMA
+    # role (key, text, vector, model, revision) -> column; None: declared, not stored
+    columns: Mapping[str, str | None] = field(default_factory=lambda: dict(OWN_COLUMNS))
+    declared_model: str | None = None  # for a table without model columns
+    declared_revision: str | None = None
 
     @property
     def full_table(self) -> str:
-        """The three-part name every query uses (the vector index is keyed by it)."""
-        return f"{CATALOG}.{SCHEMA}.{self.table}"
+        """The three-part name when the catalog is known (set, or discovered and put back
+        with ``with_catalog``); ``schema.table`` until then, for messages only."""
+        if self.catalog is None:
+            return f"{self.schema}.{self.table}"
+        return f"{self.catalog}.{self.schema}.{self.table}"
+
+    def with_catalog(self, catalog: str) -> EngineSettings:
+        return replace(self, catalog=catalog)
+
+    @property
+    def foreign(self) -> list[str]:
+        """How ``[engine]`` describes a table this tool did not create (empty: its own)."""
+        out = [f"{role}_column = {col}" for role, col in self.columns.items()
+               if col is not None and col != OWN_COLUMNS[role]]
+        if self.declared_model is not None:
+            out.append("a declared model (no model and revision columns)")
+        return out
 
     def describe(self) -> str:
         where = self.host or "the SDK's default host"
@@ -49,7 +72,7 @@ class EngineSettings:
 
     def __repr__(self) -> str:  # never show the key
         return (
-            f"EngineSettings(database={self.database!r}, table={self.table!r}, "
+            f"EngineSettings(database={self.database!r}, table={self.full_table!r}, "
             f"workspace={self.workspace!r}, host={self.host!r}, api_key=<from "
             f"{self.api_key_env}>)"
         )
@@ -67,29 +90,7 @@ def resolve(config: Config, env: Mapping[str, str] | None = None) -> EngineSetti
             f"engine indexes are off: {name} has no [engine] table",
             f'add [engine] with provider = "hotdata" and database = "<database id>" to {name}',
         )
-    if not engine.database:
-        return Refusal(
-            f"[engine] in {name} names no database",
-            f'set database = "<database id>" in [engine] of {name} '
-            "(the id of a Hotdata database, not its name)",
-        )
-    if not _ENV_NAME.match(engine.table):
-        return Refusal(
-            f"[engine] table `{engine.table}` in {name} is not a plain identifier "
-            "(letters, digits and underscores; the engine lowercases it)",
-            f'set table = "cards" in [engine] of {name}',
-        )
-    if not _ENV_NAME.match(engine.api_key_env):
-        return Refusal(
-            f"[engine] api_key_env in {name} must name an environment variable, and its "
-            "value does not look like one (a key must never be written in this file)",
-            f'set api_key_env = "HOTDATA_API_KEY" in {name} and export the key in that variable',
-        )
-    if not _ENV_NAME.match(engine.workspace_env):
-        return Refusal(
-            f"[engine] workspace_env in {name} must name an environment variable",
-            f'set workspace_env = "HOTDATA_WORKSPACE" in {name}',
-        )
+    assert engine.database  # hqltui.core.config checks every value of [engine]
     key = (env.get(engine.api_key_env) or "").strip()
     if not key:
         return Refusal(
@@ -116,4 +117,9 @@ def resolve(config: Config, env: Mapping[str, str] | None = None) -> EngineSetti
         host=host,
         api_key_env=engine.api_key_env,
         workspace_env=engine.workspace_env,
+        catalog=engine.catalog.lower() if engine.catalog else None,
+        schema=engine.schema.lower(),
+        columns=engine.columns,
+        declared_model=engine.model,
+        declared_revision=engine.revision,
     )
