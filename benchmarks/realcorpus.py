@@ -173,7 +173,8 @@ def eval_rows(result: dict[str, Any]) -> list[list[Any]]:
     rows = []
     for scope, tallies in [("all", result["overall"]), *sorted(result["by_kind"].items())]:
         for arm, t in tallies.items():
-            rows.append([scope, arm, t["queries"], t["hit@1"], t["hit@5"], t["mrr@10"],
+            ratio = f"{t['ratio']:.2f}" if "ratio" in t else ""  # hybrid rows: / better arm
+            rows.append([scope, arm, t["queries"], t["hit@1"], t["hit@5"], t["mrr@10"], ratio,
                          t["recall@10"], f"{t['refused']}/{t['queries']}"])
     return rows
 
@@ -441,7 +442,8 @@ def write_all(name: str, every: int, table: Rows, notes: list[str],
         md = write_report(
             f"{name}_eval_{corpus}",
             f"eval on the {label} vault, frozen set benchmarks/queries/{corpus}.toml",
-            ["queries", "arm", "n", "hit@1", "hit@5", "mrr@10", "recall@10", "refused"],
+            ["queries", "arm", "n", "hit@1", "hit@5", "mrr@10", "ratio", "recall@10",
+             "refused"],
             eval_rows(result),
             [f"{result['kept']} of {result['total']} frozen queries (those whose relevant pages "
              "are all in the vault); semantic query vectors stored by the build (--query)",

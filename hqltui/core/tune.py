@@ -63,6 +63,7 @@ class KindScore:
     better: float  # the better arm's MRR@10 over them
     ratio: float  # mean over folds of the fold ratios
     worst_fold: float
+    folds: tuple[float, ...] = ()  # each fold's ratio
 
 
 @dataclass(frozen=True)
@@ -210,6 +211,7 @@ def _score(queries: Sequence[LabelledQuery], folds_of: dict[str, list[list[int]]
             better=better_all,
             ratio=_mean(ratios) if ratios else 1.0,
             worst_fold=min(ratios) if ratios else 1.0,
+            folds=tuple(ratios),
         )
     return out
 
