@@ -10,7 +10,8 @@ relevant card in the top 1 / top 5), MRR@10 (mean reciprocal rank of the first
 relevant card within the top 10, else 0), recall@10 (share of a query's
 relevant cards in its top 10, averaged over queries), and decoys@5 (mean number
 of decoys in the top 5). A refused query counts as a miss and is counted.
-Everything runs on one ``Session`` snapshot, the one the app uses.
+Everything runs on one ``Session`` snapshot, the one the app uses; the metrics
+and the reader live in ``hqltui.core.evaluation`` (the app shows the same ones).
 
 Exit status: 0 when every arm answered every query, 1 when any refused (or
 the files cannot be used), 2 on usage errors.
@@ -21,140 +22,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from hqltui.commands.common import Parser, refuse, run_command
-from hqltui.core.arms import ARMS, HYBRID, LEXICAL_ARMS
+from hqltui.core.evaluation import QueriesError, Tally, evaluate, read_queries
 from producer.terminal import shown, shown_lines
-from producer.tomlfile import TomlFileError, read_toml
-
-DEPTH = 10
-
-
-class QueriesError(ValueError):
-    pass
-
-
-@dataclass(frozen=True)
-class LabelledQuery:
-    text: str
-    relevant: tuple[str, ...]
-    kind: str = "query"
-    decoys: tuple[str, ...] = ()
-
-
-def read_queries(path: Path) -> list[LabelledQuery]:
-    try:
-        data = read_toml(path)
-    except FileNotFoundError:
-        raise QueriesError(f"{path}: no such file") from None
-    except TomlFileError as exc:
-        raise QueriesError(str(exc)) from None
-    raw = data.get("query")
-    if not isinstance(raw, list) or not raw:
-        raise QueriesError(f"{path}: needs [[query]] tables, each with `text` and `relevant`")
-    out = []
-    for i, entry in enumerate(raw, start=1):
-        where = f"{path}: query {i}"
-        if not isinstance(entry, dict):
-            raise QueriesError(f"{where} is not a table")
-        text = entry.get("text")
-        if not isinstance(text, str) or not text.strip():
-            raise QueriesError(f"{where}: `text` must be a non-empty string")
-        lists = {}
-        for key in ("relevant", "decoys"):
-            value = entry.get(key, [])
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise QueriesError(f"{where}: `{key}` must be a list of card names")
-            lists[key] = tuple(value)
-        if not lists["relevant"]:
-            raise QueriesError(f"{where}: `relevant` names no card")
-        kind = entry.get("kind", "query")
-        if not isinstance(kind, str):
-            raise QueriesError(f"{where}: `kind` must be a string")
-        out.append(LabelledQuery(text, lists["relevant"], kind, lists["decoys"]))
-    return out
-
-
-@dataclass
-class Tally:
-    queries: int = 0
-    refused: int = 0
-    hit1: float = 0.0
-    hit5: float = 0.0
-    mrr10: float = 0.0
-    recall10: float = 0.0
-    decoys5: float = 0.0
-
-    def add(self, ranked: list[str] | None, q: LabelledQuery) -> None:
-        self.queries += 1
-        if ranked is None:
-            self.refused += 1
-            return
-        relevant = set(q.relevant)
-        top = ranked[:DEPTH]
-        self.hit1 += 1.0 if top[:1] and top[0] in relevant else 0.0
-        self.hit5 += 1.0 if relevant.intersection(top[:5]) else 0.0
-        first = next((i for i, name in enumerate(top, start=1) if name in relevant), None)
-        self.mrr10 += 1.0 / first if first else 0.0
-        self.recall10 += len(relevant.intersection(top)) / len(relevant)
-        self.decoys5 += len(set(q.decoys).intersection(top[:5]))
-
-    def row(self) -> dict[str, Any]:
-        n = self.queries or 1
-        return {
-            "queries": self.queries,
-            "refused": self.refused,
-            "hit@1": self.hit1 / n,
-            "hit@5": self.hit5 / n,
-            "mrr@10": self.mrr10 / n,
-            "recall@10": self.recall10 / n,
-            "decoys@5": self.decoys5 / n,
-        }
-
-
-@dataclass
-class Report:
-    arms: list[str]
-    overall: dict[str, Tally] = field(default_factory=dict)
-    by_kind: dict[str, dict[str, Tally]] = field(default_factory=dict)
-    per_query: list[dict[str, Any]] = field(default_factory=list)
-
-
-def evaluate(session: Any, queries: list[LabelledQuery], *, live: bool = False) -> Report:
-    # Every arm, then hybrid fusing each lexical arm (the configured one first).
-    default = session.search.lexical
-    fused_with = [default, *(a for a in LEXICAL_ARMS if a != default)]
-    arms = [*ARMS, *(f"{HYBRID}[{lex}]" for lex in fused_with)]
-    report = Report(arms, {a: Tally() for a in arms})
-    for q in queries:
-        rankings: dict[str, Any] = {}
-        for lex in fused_with:  # each query ranks its lexical arm, the semantic arms, hybrid
-            answer = session.query(q.text, lexical=lex, limit=DEPTH, live=live)
-            for arm, ranking in answer.items():
-                name = f"{HYBRID}[{lex}]" if arm == HYBRID else arm
-                rankings.setdefault(name, ranking)
-        detail: dict[str, Any] = {"text": q.text, "kind": q.kind, "arms": {}}
-        for arm in arms:
-            ranking = rankings[arm]
-            ranked = None if ranking.refusal is not None else ranking.names()
-            report.overall[arm].add(ranked, q)
-            report.by_kind.setdefault(q.kind, {a: Tally() for a in arms})[arm].add(ranked, q)
-            detail["arms"][arm] = (
-                {"refusal": ranking.refusal.message}
-                if ranked is None
-                else {
-                    "top": ranked[:5],
-                    "first_relevant": next(
-                        (i for i, n in enumerate(ranked, start=1) if n in q.relevant), None
-                    ),
-                }
-            )
-        report.per_query.append(detail)
-    return report
-
 
 COLUMNS = ("hit@1", "hit@5", "mrr@10", "recall@10", "decoys@5")
 

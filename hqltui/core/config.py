@@ -4,7 +4,8 @@
 (which owns ``[semantics]``, the file's own refusals and the wording shared by
 all tables) and adds these two tables to what it returns, an ``AppConfig``. A
 broken table is refused alone: its message lands in ``errors`` under its name.
-``[search] lexical`` accepts the lexical arms of ``hqltui.core.arms``. What the
+``[search] lexical`` accepts the lexical arms of ``hqltui.core.arms``; ``[search]
+labels`` names the labels file (``hqltui.core.labels``), kept inside the vault. What the
 environment adds to ``[engine]`` (keys, workspace, host) is resolved in
 ``hqltui.core.engine.settings``.
 """
@@ -16,9 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from hqltui.core.arms import DEFAULT_LEXICAL, LEXICAL_ARMS
+from hqltui.core.labels import DEFAULT_LABELS
 from producer.config import (
     Config,
     ConfigError,
+    check_inside_path,
     known_keys,
     number_value,
     open_table,
@@ -53,6 +56,7 @@ class SearchConfig:
     weights: Weights = field(default_factory=Weights)
     window: int = 50
     limit: int = 20
+    labels: str = DEFAULT_LABELS  # the labels file, relative to the vault root
 
 
 @dataclass
@@ -102,7 +106,17 @@ def search_table(table: Any, file: Path) -> SearchConfig:
         weights=weights,
         window=positive_int(table, "window", where) or default.window,
         limit=positive_int(table, "limit", where) or default.limit,
+        labels=_labels(table, file, where),
     )
+
+
+def _labels(table: Any, file: Path, where: str) -> str:
+    """``[search] labels``: the labels file, inside the vault by the index's rules."""
+    named = string_value(table, "labels", where)
+    if named is None:
+        return DEFAULT_LABELS
+    return check_inside_path(file.parent, named, file, table="search", key="labels",
+                             example=DEFAULT_LABELS)
 
 
 READERS = {"engine": engine_table, "search": search_table}

@@ -26,10 +26,12 @@ from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
 from hqltui.core.arms import LEXICAL_ARMS, LEXICAL_CHOICES
+from hqltui.core.labels import load_labels, pending_of, vault_labels
 from hqltui.ui import editor, engine_views, messages, views
 from hqltui.ui.commands import HqlCommands
 from hqltui.ui.controllers.engine import EngineController
 from hqltui.ui.controllers.jobs import JobsController
+from hqltui.ui.controllers.labels import LabelsController
 from hqltui.ui.controllers.query import QueryController
 from hqltui.ui.controllers.session import SessionController, SessionFactory
 from hqltui.ui.keys import BINDINGS, user_keys
@@ -37,6 +39,7 @@ from hqltui.ui.marks import Marks
 from hqltui.ui.palette import Palette
 from hqltui.ui.screens.card import CardScreen
 from hqltui.ui.screens.help import HelpScreen, every_table, help_tables
+from hqltui.ui.screens.labelled import LabelledScreen
 from hqltui.ui.screens.main import MainScreen
 from hqltui.ui.screens.warnings import WarningsScreen
 from hqltui.ui.state import ScreenState, default_arm, loaded, with_answer
@@ -102,6 +105,7 @@ class HqlApp(App[int]):
         self.jobs, self.job_factories, self.last_job_events = (jobs.jobs, jobs.factories,
                                                                jobs.last_events)
         self.running_jobs, self.show_job_event = jobs.running, jobs.show_event
+        self.labels_ctl = LabelsController()
         self._arm_initialised = False
 
     # The state on screen, as tests and the benchmarks read it.
@@ -181,6 +185,8 @@ class HqlApp(App[int]):
             return  # shutting down: the screen's widgets are already being pruned
         first = self.state.session is None
         self.state = loaded(self.state, message.session)
+        self.state = replace(self.state,
+                             labels=vault_labels(message.session.config, self.state.labels))
         if not self._arm_initialised:  # [search] lexical, until F2 or the palette switch
             self._arm_initialised = True
             self.set_reactive(HqlApp.lexical, default_arm(message.session))
@@ -261,6 +267,10 @@ class HqlApp(App[int]):
         state = with_answer(self.state, generation, text, arm, answer, partial)
         if state is None:
             return  # an older answer than the one on screen: never shown
+        labels = state.labels
+        if labels is not None and labels.error is None and labels.changed_on_disk():
+            # Edited in another window: the marks and metrics follow the file.
+            state = replace(state, labels=load_labels(labels.path, pending_of(labels)))
         self.state = state
         self._paint()
         if not partial:
@@ -299,6 +309,70 @@ class HqlApp(App[int]):
         if not same:
             self.main.select(name, source)
             self.main.show_detail(views.detail_pane(self.state, self.palette))
+
+    # ------------------------------------------------------------- labelling
+
+    def action_label(self, what: str) -> None:
+        """Toggle the selected card relevant / a decoy for the query, or cycle its kind."""
+        done = self.labels_ctl.label(self.state.labels, self.state.labelled_text,
+                                     self.state.selected, what)
+        self._labelled(done)
+
+    def action_label_undo(self) -> None:
+        self._labelled(self.labels_ctl.undo_last(self.state.labels))
+
+    def _labelled(self, done: Any) -> None:
+        if done.labels is not None:
+            self.state = replace(self.state, labels=done.labels)
+            self._paint()
+        self.notify(done.notice, severity=done.severity,
+                    timeout=8 if done.severity == "error" else 3)
+
+    def action_labelled(self) -> None:
+        """The labelled-queries screen, scored in a worker on the session on screen."""
+        if isinstance(self.screen, LabelledScreen):
+            return
+        session, labels = self.state.session, self.state.labels
+        if session is None or labels is None:
+            self.notify("the vault is not loaded yet", severity="warning", timeout=3)
+            return
+        if labels.error:
+            self.notify(labels.error, severity="error", timeout=8)
+            return
+        queries = labels.labelled()
+        if not queries:
+            self.notify(f"no labelled queries yet in {labels.path.name}: mark a relevant card "
+                        f"for a query with {self.keys.hint('main.label-relevant')}",
+                        severity="warning", timeout=5)
+            return
+        title, waiting = views.labelled_title(labels, len(queries), self.palette)
+        self.push_screen(LabelledScreen(title, waiting), self._labelled_closed)
+        lexical = session.search.lexical
+
+        def score() -> None:
+            from textual.worker import get_current_worker
+
+            from hqltui.core.evaluation import evaluate
+
+            worker = get_current_worker()
+            report = evaluate(session, queries, cancelled=lambda: worker.is_cancelled)
+            if not worker.is_cancelled:
+                self.post_message(messages.LabelsScored(report, lexical))
+
+        self.run_worker(score, name="labelled queries", group="labels", exclusive=True,
+                        thread=True, exit_on_error=False)
+
+    def on_labels_scored(self, message: messages.LabelsScored) -> None:
+        if isinstance(self.screen, LabelledScreen):
+            self.screen.show_report(message.report, message.lexical, self.palette)
+
+    def _labelled_closed(self, text: str | None) -> None:
+        self.workers.cancel_group(self, "labels")
+        if text:
+            query = self.main.query_one(QueryInput)
+            query.value = text
+            query.cursor_position = len(text)
+            self.main.action_focus_column("hybrid")
 
     # -------------------------------------------------------------- actions
 

@@ -7,6 +7,7 @@ asks the views (``hqltui.ui.views``) what to show.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rich.console import RenderableType
@@ -15,9 +16,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer
+from textual.widgets import Footer, Static
 
 from hqltui.ui import views
+from hqltui.ui.keys import LABEL_BINDINGS
 from hqltui.ui.messages import MainScreenReady
 from hqltui.ui.widgets.cards import CardList
 from hqltui.ui.widgets.engine import EngineRow
@@ -56,6 +58,7 @@ class MainScreen(Screen[None]):
         Binding("e", "app.edit_card", "edit card in $EDITOR", show=False, id="main.edit"),
         Binding("r", "app.reload", "reload vault", show=False, id="main.reload"),
         Binding("w", "app.show_warnings", "all warnings", show=False, id="main.warnings"),
+        *(replace(b, show=False) for b in LABEL_BINDINGS),
     ]
 
     def __init__(self, jobs_hint: str) -> None:
@@ -66,6 +69,7 @@ class MainScreen(Screen[None]):
         yield StatusLine("loading vault…", id="status")
         yield QueryInput(placeholder="type a query — ranks as you type", id="query",
                          select_on_focus=False)
+        yield Static("", id="label-line")  # the query's labels; shown when it has some
         with Horizontal(id="columns"):
             yield RankingColumn("lexical", "lexical · bm25", id="lexical")
             yield RankingColumn("semantic", "semantic", id="semantic")
@@ -136,8 +140,14 @@ class MainScreen(Screen[None]):
         self.paint_titles(state, p, keys)
 
     def paint_titles(self, state: ScreenState, p: Palette, keys: Keys) -> None:
+        """The column titles (with the metrics of a labelled query) and the label line."""
         for slot, title in views.column_titles(state, p, keys).items():
             self.column(slot).set_title(title)
+        line = views.label_line(state, p, keys)
+        box = self.query_one("#label-line", Static)
+        box.display = line is not None
+        if line is not None:
+            box.update(line)
 
     def paint_warnings(self, state: ScreenState, p: Palette, keys: Keys) -> None:
         strip = self.query_one(WarningsStrip)
