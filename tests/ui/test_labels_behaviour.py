@@ -158,3 +158,23 @@ async def test_the_labelled_queries_screen_loads_a_query(make_app, birds: Path):
         assert not isinstance(app.screen, LabelledScreen)
         assert app.answer is not None and app.answer.query == first
         assert views.column_scores(app.state) is not None  # labelled: titles have figures
+
+
+async def test_enter_on_a_query_still_being_answered_lands_on_its_column(make_app, birds: Path):
+    """Enter while hybrid waits for the semantic arm (a model loading): the card list
+    holds the focus meanwhile, then the hybrid column takes it when its rows come, so
+    the label keys act on the column's cards."""
+    from hqltui.ui import views as v
+
+    app = make_app(birds)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        main = app.main
+        busy = {slot: v.Column(message=v.Text("waiting…"), kind="busy")
+                for slot in ("lexical", "semantic", "hybrid")}
+        main.paint_columns(busy, app.state, app.palette, app.keys)
+        main.action_focus_column("hybrid")
+        await pilot.pause()
+        assert app.focused is not main.column("hybrid").table
+        await type_query(pilot, QUERY)
+        assert app.focused is main.column("hybrid").table

@@ -64,6 +64,7 @@ class MainScreen(Screen[None]):
     def __init__(self, jobs_hint: str) -> None:
         super().__init__()
         self.jobs_hint = jobs_hint  # the empty jobs panel's line, with the active keys
+        self.focus_later: str | None = None  # a column asked for while it was busy
 
     def compose(self) -> ComposeResult:
         yield StatusLine("loading vault…", id="status")
@@ -138,6 +139,13 @@ class MainScreen(Screen[None]):
             else:
                 column.show_rows(content.rows, state.selected)
         self.paint_titles(state, p, keys)
+        later = self.focus_later
+        if later is not None and not self.column(later).has_class("-message"):
+            # The column asked for (Enter in the query) has its rows now: go there, unless
+            # the user has gone somewhere else than the card list meanwhile.
+            self.focus_later = None
+            if self.focused is self.query_one(CardList).table:
+                self.column(later).table.focus()
 
     def paint_titles(self, state: ScreenState, p: Palette, keys: Keys) -> None:
         """The column titles (with the metrics of a labelled query) and the label line."""
@@ -177,7 +185,10 @@ class MainScreen(Screen[None]):
 
     def action_focus_column(self, slot: str) -> None:
         column = self.column(slot)
+        self.focus_later = None
         if column.has_class("-message"):
+            if column.query_one(".column-message").has_class("-busy"):
+                self.focus_later = slot  # waiting for the model: focus it when it answers
             self.query_one(CardList).table.focus()
         else:
             column.table.focus()
