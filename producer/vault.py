@@ -107,14 +107,19 @@ class Vault:
         return sorted(found)
 
     def unresolved(self, name: str | None = None) -> list[tuple[str, str]]:
-        """(card, target) for every link whose target is not a card name."""
+        """(card, target) for each link whose target is not a card name, once per pair.
+
+        A card that links to the same missing target several times is one problem, not
+        several: listing it once keeps `--list` and the warnings strip readable.
+        """
         cards = [self.by_name[name]] if name in self.by_name else self.cards
-        return [
+        pairs = (
             (c.name, link.target)
             for c in cards
             for link in c.links
             if link.target not in self.by_name
-        ]
+        )
+        return list(dict.fromkeys(pairs))
 
 
 # --------------------------------------------------------------------------- text

@@ -81,7 +81,7 @@ def test_an_edited_card_and_a_deleted_row(tmp_path: Path) -> None:
     stale = [w for w in ranking.warnings if w.kind == "stale"]
     absent = [w for w in ranking.warnings if w.kind == "absent"]
     assert [w.cards for w in stale] == [(edited,)]
-    assert len(absent) == 1 and absent[0].message.startswith("1 card is absent")
+    assert len(absent) == 1 and absent[0].message.startswith(f"`{deleted}` is absent from the index")
     assert absent[0].cards == (deleted,)
     assert edited in ranking.names() and deleted not in ranking.names()
     assert session.card_status(edited) == "stale" and session.card_status(deleted) == "missing"

@@ -214,3 +214,37 @@ def test_the_producer_reads_only_its_own_tables(tmp_path: Path) -> None:
     app = load_config(root)
     assert set(app.errors) == {"search", "engine"}
     assert "unknown lexical arm `tfidf`; accepted: hashbag, bm25" in app.errors["search"]
+
+
+# ---------------------------------------------------------------- [engine]: every refusal here
+
+
+@pytest.mark.parametrize(
+    "toml,expected",
+    [
+        ('provider = "other"\ndatabase = "d"\n', "unknown engine provider `other`"),
+        ('provider = "hotdata"\n', 'names no database: set database = "<database id>"'),
+        ('database = ""\n', "`database` must be a non-empty string"),
+        ('database = "d"\ntable = "my cards"\n', "`table` = `my cards` is not a plain identifier"),
+        ('database = "d"\ntable = "public.cards"\n', "is not a plain identifier"),
+        ('database = "d"\ntable = "1cards"\n', "is not a plain identifier"),
+        ('database = "d"\nworkspace_env = "ws-1"\n', "`workspace_env` must name an environment"),
+        ('database = "d"\nregion = "eu"\n', "unknown key `region`"),
+    ],
+)
+def test_every_engine_refusal_is_made_by_the_config_reader(tmp_path, toml, expected):
+    message = error(tmp_path, "[engine]\n" + toml, "engine")
+    assert expected in message and "hql.toml: [engine]" in message
+
+
+def test_an_engine_key_variable_that_looks_like_a_key_is_refused_and_never_echoed(tmp_path):
+    value = "hd-live-" + "9f8e7d"  # not a credential: a value that must never echo
+    message = error(tmp_path, f'[engine]\ndatabase = "d"\napi_key_env = "{value}"\n', "engine")
+    assert "`api_key_env` must name an environment variable" in message
+    assert 'api_key_env = "HOTDATA_API_KEY"' in message and value not in message
+
+
+def test_a_plain_engine_table_is_accepted_with_the_defaults(tmp_path):
+    config = load_config(vault_with(tmp_path, '[engine]\ndatabase = "db_1"\ntable = "Birds_2"\n'))
+    assert config.errors == {}
+    assert (config.engine.table, config.engine.api_key_env) == ("Birds_2", "HOTDATA_API_KEY")

@@ -330,10 +330,14 @@ def test_a_query_no_card_matches_gives_an_empty_bm25_ranking(fake, birds, env):
     assert answer.bm25.ok and answer.bm25.hits == ()
 
 
-def test_bm25_without_its_index_fails_with_the_engines_message(fake, birds, env):
+def test_bm25_without_its_index_refuses_with_the_build_command_and_sends_no_bm25(fake, birds,
+                                                                               env):
     run("sync", birds, env)
-    with pytest.raises(EngineFailure, match="No BM25 index found on column 'text'"):
-        run("search", birds, env, text="owl", mode="bm25")
+    answer = run("search", birds, env, text="owl", mode="bm25")
+    assert not answer.bm25.ok
+    assert "has no bm25 index on text" in answer.bm25.refusal.message
+    assert answer.bm25.refusal.fix == "hql-tui engine build VAULT"
+    assert not any("bm25_search" in q.sql for q in fake.query_log)
 
 
 def test_vector_arm_refuses_without_a_query_vector_and_hybrid_does_not_fall_back(fake, birds,

@@ -48,7 +48,7 @@ def test_sync_build_verify_search_exit_zero_and_print(vault, capsys):
     query = birds_queries()[0]
     assert engine("search", str(vault), query, "--json", "--limit", "5") == 0
     answer = json.loads(capsys.readouterr().out)
-    assert set(answer) == {"query", "bm25", "semantic", "hybrid"}
+    assert set(answer) == {"query", "bm25", "semantic", "hybrid", "statements"}
     assert answer["semantic"]["retrieval"]["approximate"] is True
     assert len(answer["hybrid"]["hits"]) == 5 and "arms" in answer["hybrid"]["hits"][0]
     assert engine("search", str(vault), query, "--mode", "semantic", "--exact") == 0

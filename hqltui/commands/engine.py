@@ -2,9 +2,12 @@
 
 Exit status: 0 done (verify: clean); 1 refused (``[engine]``, variables, local
 index), failed (the engine's own message), or verify found problems (each one
-listed); 2 usage errors. Progress events go to stderr one line each (with
+listed); 2 usage errors; 130 interrupted (Ctrl-C: a sync or build says which
+engine job may still run). Progress events go to stderr one line each (with
 ``--json``, as JSON lines); the result goes to stdout (``--json``: one object).
-A key is never printed.
+``search`` heads each arm with what served it (the index, or a full scan) and
+lists the engine's warnings under it; ``--show-sql`` prints each statement before
+its results (the JSON always carries them). A key is never printed.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from hqltui.commands.common import (
     run_command,
 )
 from producer.terminal import shown, shown_lines
-from producer.wording import listed
+from producer.wording import listed, with_fix
 
 ACTIONS = ("sync", "build", "verify", "search")
 
@@ -63,6 +66,8 @@ def parser() -> argparse.ArgumentParser:
             a.add_argument("--limit", type=positive_int, help="hits per arm")
             a.add_argument("--live", action="store_true",
                            help="allow a live query embedding through the vault's http embedder")
+            a.add_argument("--show-sql", action="store_true",
+                           help="print each SQL statement sent before its results")
         a.add_argument("--json", action="store_true", help="print one JSON object")
         a.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     return p
@@ -81,24 +86,65 @@ def _printer(as_json: bool, quiet: bool) -> Any:
     return emit
 
 
-def _ranking_lines(name: str, ranking: Any) -> list[str]:
+def served_line(retrieval: Any) -> str:
+    """What answered an engine arm: its index (name, type, column, metric, status), or a
+    full scan; then the engine's time and query run id."""
+    engine = (retrieval.engine or {}) if retrieval is not None else {}
+    served = engine.get("served_by")
+    indexes = served if isinstance(served, list) else [served] if served else []
+    parts = [f"index {i['name']} ({i['type']} on {', '.join(i['columns'])}"
+             f"{', ' + i['metric'] if i.get('metric') else ''}, {i['status']})" for i in indexes]
+    exactness = "approximate" if retrieval is not None and retrieval.approximate else "exact"
+    how = ", ".join(parts) if parts else "no index"
+    if engine.get("full_scan") and retrieval is not None and retrieval.arm != "bm25":
+        how += ", vector arm by full scan"
+    tail = []
+    if engine.get("execution_time_ms") is not None:
+        tail.append(f"{engine['execution_time_ms']} ms")
+    if engine.get("query_run_id"):
+        tail.append(f"run {engine['query_run_id']}")
+    where = retrieval.index if retrieval is not None else ""
+    return f"{exactness}; {how}; {where}" + (f"; {', '.join(tail)}" if tail else "")
+
+
+def _ranking_lines(name: str, ranking: Any, show_sql: bool = False) -> list[str]:
     r = ranking.retrieval
-    exactness = "approximate" if r is not None and r.approximate else "exact"
-    head = f"engine {name} ({exactness}; {r.index if r else ''})"
+    lines = [f"engine {name} ({served_line(r)})"]
+    if show_sql and r is not None and r.engine and r.engine.get("sql"):
+        lines.append(f"  sql: {r.engine['sql']}")
     if ranking.refusal is not None:
-        return [head, *refusal_lines(ranking.refusal)]
-    lines = [head]
-    for h in ranking.hits:
-        arms = ""
-        if h.arms:
-            arms = "  " + " ".join(
-                f"{arm}={'-' if a is None else a.rank}" for arm, a in h.arms.items())
-        lines.append(f"  {h.rank:>3}  {h.score:.6f}  {h.card}{arms}")
-    if not ranking.hits:
-        lines.append("  (no hits)")
+        lines.extend(refusal_lines(ranking.refusal))
+    else:
+        for h in ranking.hits:
+            arms = ""
+            if h.arms:
+                arms = "  " + " ".join(
+                    f"{arm}={'-' if a is None else a.rank}" for arm, a in h.arms.items())
+            lines.append(f"  {h.rank:>3}  {h.score:.6f}  {h.card}{arms}")
+        if not ranking.hits:
+            lines.append("  (no hits)")
     for w in ranking.warnings:
         lines.append(f"  warning: {w.message}")
     return lines
+
+
+def _answer_lines(answer: Any, show_sql: bool) -> list[str]:
+    lines = []
+    if show_sql:  # the statements no arm owns (the rows' model count) come first
+        owned = {(r.retrieval.engine or {}).get("sql") for r in answer.rankings().values()
+                 if r.retrieval is not None}
+        lines += [f"sql ({s.what}): {s.sql}" for s in answer.statements if s.sql not in owned]
+    for name, ranking in answer.rankings().items():
+        lines += _ranking_lines(name, ranking, show_sql)
+    return lines
+
+
+INTERRUPTED = {
+    "sync": ("interrupted; a load job may still run on the engine",
+             "run `hql-tui engine sync VAULT` again: it re-reads the rows before writing"),
+    "build": ("interrupted; an index build job may still run on the engine",
+              "run `hql-tui engine build VAULT` again: it waits for a pending index"),
+}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -133,9 +179,13 @@ def run(args: argparse.Namespace) -> int:
             if args.json:
                 print(json.dumps(answer.to_json(), indent=2))
             else:
-                for name, ranking in answer.rankings().items():
-                    print(shown_lines("\n".join(_ranking_lines(name, ranking))))
+                print(shown_lines("\n".join(_answer_lines(answer, args.show_sql))))
             return 0 if answer.ok else FAILED
+    except KeyboardInterrupt:
+        if args.action not in INTERRUPTED:
+            raise
+        _fail(args, "interrupted", *INTERRUPTED[args.action])
+        return 130
     except EngineRefused as exc:
         return _fail(args, "refused", exc.refusal.message, exc.refusal.fix)
     except EngineFailure as exc:
@@ -158,9 +208,7 @@ def _fail(args: argparse.Namespace, outcome: str, message: str, fix: str | None)
     if args.json:
         print(json.dumps({"operation": args.action, "outcome": outcome, "message": message,
                           "fix": fix}, indent=2))
-    print(shown(f"hql-tui engine {args.action}: {message}"), file=sys.stderr)
-    if fix:
-        print(shown(f"  fix: {fix}"), file=sys.stderr)
+    print(shown(f"hql-tui engine {args.action}: {with_fix(message, fix)}"), file=sys.stderr)
     return FAILED
 
 

@@ -5,13 +5,17 @@
 all tables) and adds these two tables to what it returns, an ``AppConfig``. A
 broken table is refused alone: its message lands in ``errors`` under its name.
 ``[search] lexical`` accepts the lexical arms of ``hqltui.core.arms``; ``[search]
-labels`` names the labels file (``hqltui.core.labels``), kept inside the vault. What the
-environment adds to ``[engine]`` (keys, workspace, host) is resolved in
-``hqltui.core.engine.settings``.
+labels`` names the labels file (``hqltui.core.labels``), kept inside the vault.
+
+``[engine]`` is checked here and only here: a known provider, a ``database``,
+``table`` a plain identifier, ``api_key_env`` / ``workspace_env`` names of
+environment variables (never a key). What the environment adds to it (the key,
+the workspace, the host) is read in ``hqltui.core.engine.settings``.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -31,6 +35,7 @@ from producer.config import (
 from producer.config import load_config as load_file
 
 ENGINE_PROVIDERS = ("hotdata",)
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # a SQL name or a variable name
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,28 @@ def engine_table(table: Any, file: Path) -> EngineConfig:
         raise ConfigError(
             f"{where} unknown engine provider `{config.provider}`; "
             f"accepted: {', '.join(ENGINE_PROVIDERS)}"
+        )
+    if not config.database:
+        raise ConfigError(
+            f'{where} names no database: set database = "<database id>" '
+            "(the id of a Hotdata database, not its name)"
+        )
+    if not IDENTIFIER.match(config.table):
+        raise ConfigError(
+            f"{where} `table` = `{config.table}` is not a plain identifier (letters, digits "
+            'and underscores; the engine lowercases it): set table = "cards", for example'
+        )
+    # The value of a variable-name setting is never shown: it may be a key pasted by mistake.
+    if not IDENTIFIER.match(config.api_key_env):
+        raise ConfigError(
+            f"{where} `api_key_env` must name an environment variable, and its value does not "
+            "look like one (a key must never be written in this file): set "
+            'api_key_env = "HOTDATA_API_KEY" and export the key in that variable'
+        )
+    if not IDENTIFIER.match(config.workspace_env):
+        raise ConfigError(
+            f"{where} `workspace_env` must name an environment variable, and its value does "
+            'not look like one: set workspace_env = "HOTDATA_WORKSPACE"'
         )
     return config
 

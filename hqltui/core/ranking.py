@@ -136,6 +136,9 @@ class Retrieval:
     weights: Mapping[str, float] | None = None
     windows: Mapping[str, int] | None = None
     arms: tuple[Retrieval, ...] = ()
+    # An engine arm's evidence: the index that served it (or none: a full scan), the
+    # statement, the engine's warning, execution time and query run id.
+    engine: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -154,6 +157,8 @@ class Retrieval:
             out["weights"] = dict(self.weights or {})
             out["windows"] = dict(self.windows or {})
             out["arms"] = [arm.to_json() for arm in self.arms]
+        if self.engine is not None:
+            out["engine"] = dict(self.engine)
         return out
 
 

@@ -25,7 +25,7 @@ from textual.reactive import reactive
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
-from hqltui.core.arms import LEXICAL_ARMS, LEXICAL_CHOICES
+from hqltui.core.arms import DEFAULT_LEXICAL, LEXICAL_ARMS, LEXICAL_CHOICES
 from hqltui.core.labels import load_labels, pending_of, vault_labels
 from hqltui.ui import editor, engine_views, messages, views
 from hqltui.ui.commands import HqlCommands
@@ -64,7 +64,7 @@ class HqlApp(App[int]):
     COMMANDS = App.COMMANDS | {HqlCommands}
     BINDINGS = BINDINGS
 
-    lexical: reactive[str] = reactive("bm25", init=False)
+    lexical: reactive[str] = reactive(DEFAULT_LEXICAL, init=False)
 
     def __init__(
         self,

@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from hqltui.ui.state import EngineState
-from hqltui.ui.views import Column, ranking_column
-from producer.terminal import shown
+from hqltui.ui.views import Column, ranking_column, with_fix_text
 
 if TYPE_CHECKING:
     from hqltui.core.ranking import Hit, Ranking
@@ -80,11 +79,7 @@ def unavailable_line(kind: str, message: str, fix: str | None, p: Palette) -> Te
     out = Text(no_wrap=False)
     lead = {"refusal": "engine refused: ", "empty": "engine: "}.get(kind, "engine failed: ")
     out.append(lead, style=p.warning if kind == "empty" else p.error)
-    out.append(shown(message))
-    if fix:
-        out.append(" · fix: ", style="bold")
-        out.append(shown(fix), style=p.accent)
-    return out
+    return out.append_text(with_fix_text(message, fix, p))
 
 
 def row(state: EngineState, p: Palette, keys: Keys) -> EngineView:

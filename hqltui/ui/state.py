@@ -44,7 +44,7 @@ class ScreenState:
     load_error: str | None = None
     summary: IndexSummary | None = None
     statuses: Mapping[str, str] = field(default_factory=dict)
-    lexical: str = "bm25"  # the arm asked for (F2)
+    lexical: str = DEFAULT_LEXICAL  # the arm asked for (F2)
     answer: Answer | PartialAnswer | None = None
     answer_text: str = ""
     answer_arm: str | None = None  # the lexical arm the answer on screen used

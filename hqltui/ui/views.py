@@ -22,6 +22,7 @@ from hqltui.core.evaluation import QueryScores, query_scores, winners
 from hqltui.ui import render
 from hqltui.ui.state import SLOTS, ScreenState
 from producer.terminal import shown, shown_body
+from producer.wording import refusal_spans
 
 if TYPE_CHECKING:
     from hqltui.core.labels import Labels
@@ -280,16 +281,20 @@ def badges(name: str, in_lex: set[str], in_sem: set[str], statuses: Mapping[str,
 
 def refusal(refused: Refusal, p: Palette, keys: Keys) -> Text:
     """Why an arm refused, and the fix (``live``: submit the query to embed it)."""
+    fix = refused.fix
+    if fix == "live":
+        fix = f"press {keys.hint('textual.submit')} in the query to embed it with the http embedder"
     out = Text()
-    out.append("refused\n", style=p.error)
-    out.append(shown(refused.message))
-    if refused.fix == "live":
-        out.append("\n\nfix: ", style="bold")
-        out.append(f"press {keys.hint('textual.submit')} in the query to embed it with the "
-                   "http embedder", style=p.accent)
-    elif refused.fix:
-        out.append("\n\nfix: ", style="bold")
-        out.append(shown(refused.fix), style=p.accent)
+    out.append("refused: ", style=p.error)
+    return out.append_text(with_fix_text(refused.message, fix, p))
+
+
+def with_fix_text(message: str, fix: str | None, p: Palette) -> Text:
+    """``producer.wording.with_fix`` styled: the fix in the accent colour."""
+    styles = {"message": "", "lead": "bold", "fix": p.accent}
+    out = Text(no_wrap=False)
+    for role, text in refusal_spans(message, fix):
+        out.append(shown(text), style=styles[role])
     return out
 
 

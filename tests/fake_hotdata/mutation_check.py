@@ -1,9 +1,11 @@
-"""Check that each rule's test fails when the rule is taken out of the fake.
+"""Check that each rule's test fails when the rule is taken out of the fake or the client.
 
-Run ``python -m tests.fake_hotdata.mutation_check [NAME-FILTER]`` from the repository root.  For each entry
-below it copies ``tests/`` to a scratch directory, replaces one snippet of the fake with a
-version that no longer enforces the rule, runs the test written for that rule, and reports
-whether it failed (it should).  It takes about two minutes and is not part of the test suite.
+Run ``python -m tests.fake_hotdata.mutation_check [NAME-FILTER]`` from the repository root.
+For each entry below it copies the packages, the tests and the fixtures to a scratch
+directory, replaces one snippet (of the fake, or of the engine client) with a version that
+no longer enforces the rule, runs the test written for that rule there, and reports whether
+it failed (it should).  The scratch copy's packages are the ones imported (checked before
+the first run).  It takes several minutes and is not part of the test suite.
 """
 
 from __future__ import annotations
@@ -15,7 +17,11 @@ import tempfile
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
+ROOT = TESTS.parent
+COPIED = ("tests", "hqltui", "producer", "benchmarks", "fixtures")
 F = "tests/fake_hotdata/"
+E = "hqltui/core/engine/"  # the engine client
+P = "test_engine_provenance.py::"
 
 # (rule, file, snippet enforcing it, snippet without it, test ids that must fail)
 MUTATIONS = [
@@ -238,7 +244,167 @@ MUTATIONS = [
         "            if model is not None:\n                request.model = json.loads(body or b'{}')",
         "test_fake_hotdata_protocol.py::test_request_bodies_are_validated_with_the_sdk_models",
     ),
+    # ---- the engine client: provenance from evidence (each rule, its test)
+    (
+        "approximate only from a listed ready index",
+        E + "search.py",
+        "revision=side.revision, metric=\"cosine\", approximate=side.approximate,",
+        "revision=side.revision, metric=\"cosine\", approximate=True,",
+        P + "test_vector_search_before_build_is_a_full_scan_that_says_so_and_after_build_names_its_index",
+    ),
+    (
+        "index metric must be the query's",
+        E + "provenance.py",
+        '    ready = [i for i in found if i.status == "ready" and i.metric == METRIC]',
+        '    ready = [i for i in found if i.status == "ready"]',
+        P + "test_a_vector_index_of_another_metric_does_not_make_the_arm_approximate",
+    ),
+    (
+        "missing vector index warned",
+        E + "provenance.py",
+        "    return None, Warning(INDEX_WARNING, message)",
+        "    return None, None",
+        P + "test_vector_search_before_build_is_a_full_scan_that_says_so_and_after_build_names_its_index",
+    ),
+    (
+        "hybrid approximate follows its vector arm",
+        E + "search.py",
+        'revision=hybrid.REVISION, metric="reciprocal rank", approximate=vec_r.approximate,',
+        'revision=hybrid.REVISION, metric="reciprocal rank", approximate=True,',
+        P + "test_vector_search_before_build_is_a_full_scan_that_says_so_and_after_build_names_its_index",
+    ),
+    (
+        "serving index named",
+        E + "search.py",
+        '    out: dict[str, Any] = {"served_by": None if index is None else index.to_json(),',
+        '    out: dict[str, Any] = {"served_by": None,',
+        P + "test_vector_search_before_build_is_a_full_scan_that_says_so_and_after_build_names_its_index",
+    ),
+    (
+        "bm25 refuses without its index",
+        E + "search.py",
+        "            if bm25_refusal is not None:\n                out[\"bm25\"]",
+        "            if False:\n                out[\"bm25\"]",
+        "test_engine.py::test_bm25_without_its_index_refuses_with_the_build_command_and_sends_no_bm25",
+    ),
+    (
+        "model and revision from the rows",
+        E + "search.py",
+        "        model, revision = str(groups[0].model), str(groups[0].revision)",
+        "        pass",
+        P + "test_rows_under_another_model_refuse_the_vector_arm_naming_both",
+    ),
+    (
+        "another model's rows refuse the vector arm",
+        E + "provenance.py",
+        "    others = [g for g in groups if (g.model, g.revision) != (model, revision)]",
+        "    others = []",
+        P + "test_rows_under_another_model_refuse_the_vector_arm_naming_both",
+    ),
+    (
+        "rows' models cached",
+        E + "provenance.py",
+        "        if key in _models:\n            return _models[key]",
+        "        if False:\n            return _models[key]",
+        P + "test_the_rows_model_is_the_retrievals_and_is_counted_once_until_the_next_sync",
+    ),
+    (
+        "sync and build forget the cached models",
+        E + "provenance.py",
+        "        _models.pop(key, None)",
+        "        pass",
+        P + "test_the_rows_model_is_the_retrievals_and_is_counted_once_until_the_next_sync",
+    ),
+    (
+        "engine warning kept",
+        E + "client.py",
+        '            warning=getattr(response, "warning", None) or None,',
+        "            warning=None,",
+        P + "test_an_engine_warning_is_kept_and_shown",
+    ),
+    (
+        "show-sql prints the statements",
+        "hqltui/commands/engine.py",
+        '    if show_sql and r is not None and r.engine and r.engine.get("sql"):',
+        "    if False:",
+        P + "test_show_sql_prints_each_statement_before_its_results_and_json_carries_them",
+    ),
+    # ---- the engine client: jobs that survive transient faults
+    (
+        "5xx on a job read retried",
+        E + "retry.py",
+        "    if transient and isinstance(status, int) and 500 <= status <= 599:",
+        "    if False:",
+        P + "test_a_503_on_one_job_read_is_retried_and_the_build_succeeds",
+    ),
+    (
+        "5xx elsewhere not retried",
+        E + "retry.py",
+        "    if transient and isinstance(status, int) and 500 <= status <= 599:",
+        "    if isinstance(status, int) and 500 <= status <= 599:",
+        P + "test_a_5xx_on_a_create_is_still_not_retried",
+    ),
+    (
+        "a failed build is rebuilt",
+        E + "operations.py",
+        "            if index.name in broken:\n                status, error = broken[index.name]",
+        "            if False:\n                status, error = broken[index.name]",
+        P + "test_a_partially_succeeded_index_is_rebuilt_by_the_next_build_never_up_to_date",
+    ),
+    (
+        "verify names a failed build",
+        E + "operations.py",
+        "            elif failed:",
+        "            elif False:",
+        P + "test_a_partially_succeeded_index_is_rebuilt_by_the_next_build_never_up_to_date",
+    ),
+    (
+        "job list read to its last page",
+        E + "client.py",
+        "            if len(jobs) < JOBS_PAGE:\n                return out",
+        "            return out",
+        P + "test_the_job_list_is_read_page_by_page",
+    ),
+    (
+        "a found load job is ours only by its table",
+        E + "client.py",
+        "                if result is None or not owned(result):\n                    return None",
+        "                if False:\n                    return None",
+        P + "test_a_lost_load_reply_never_waits_on_another_tables_load",
+    ),
+    (
+        "a found index job is ours only by its record",
+        E + "client.py",
+        "            if index_job_matches(job, request.index_name, request.index_type,\n"
+        "                                 tuple(request.columns), created_at):",
+        "            if True:",
+        P + "test_a_lost_create_reply_never_adopts_another_tables_index_job",
+    ),
+    (
+        "ctrl-c names the load job",
+        "hqltui/commands/engine.py",
+        '    "sync": ("interrupted; a load job may still run on the engine",',
+        '    "sync": ("interrupted",',
+        P + "test_ctrl_c_during_a_sync_says_a_load_job_may_still_run",
+    ),
 ]
+
+
+def _copy(work: Path) -> None:
+    for name in COPIED:
+        if (work / name).exists():
+            shutil.rmtree(work / name)
+        shutil.copytree(ROOT / name, work / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "results"))
+
+
+def _imports_the_copy(work: Path) -> bool:
+    """The scratch copy's packages, not the installed ones, are what a test imports there."""
+    probe = subprocess.run(
+        [sys.executable, "-c", "import hqltui, producer; print(hqltui.__file__, producer.__file__)"],
+        cwd=work, capture_output=True, text=True, timeout=60,
+    )
+    return all(Path(p).resolve().is_relative_to(work.resolve()) for p in probe.stdout.split())
 
 
 def main() -> int:
@@ -246,12 +412,14 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
         only = sys.argv[1] if len(sys.argv) > 1 else ""
+        _copy(work)
+        if not _imports_the_copy(work):
+            print("the scratch copy's packages are not the ones imported; nothing checked")
+            return 1
         for name, path, old, new, tests in MUTATIONS:
             if only not in name:
                 continue
-            if (work / "tests").exists():
-                shutil.rmtree(work / "tests")
-            shutil.copytree(TESTS, work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+            _copy(work)
             target = work / path
             text = target.read_text()
             if text.count(old) != 1:
@@ -265,7 +433,7 @@ def main() -> int:
                 cwd=work,
                 capture_output=True,
                 text=True,
-                timeout=300,
+                timeout=600,
             )
             caught = proc.returncode == 1
             failures += not caught

@@ -383,6 +383,7 @@ class FakeState:
         # the situation arise is caught every time.
         self.fail_vector_build_after_mixed_upsert = True
         self.preview_row_limit = 10_000
+        self.query_warning: str | None = None  # a test sets it: every answer carries it
         self.base_url = ""
 
     # -- lookups ---------------------------------------------------------------------------
@@ -1121,7 +1122,7 @@ class FakeState:
             "execution_time_ms": elapsed,
             "query_run_id": run.id,
             "result_id": result.id,
-            "warning": None,
+            "warning": self.query_warning,
         }, table
 
     def get_result(

@@ -266,8 +266,8 @@ async def test_verify_lists_every_problem(make_app, birds: Path) -> None:
         await settle(pilot)
         assert (final.state, final.message) == ("failed", "2 problems")
         text = _panel_text(app)
-        assert "great-cormorant: stale" in text
-        assert "mallard: in the index and not in the vault" in text
+        assert "`great-cormorant` has changed since the index was built" in text
+        assert "`mallard` is in the index and no longer in the vault" in text
         assert "index: verify: failed" in _status(app)
 
 

@@ -38,6 +38,7 @@ class IndexInfo:
     columns: tuple[str, ...]
     metric: str | None
     status: str  # "ready" | "pending"
+    created_at: Any = None  # the engine's timestamp: with the name, it identifies this index
 
     @property
     def signature(self) -> tuple[str, tuple[str, ...], str | None]:
@@ -52,8 +53,35 @@ class IndexInfo:
                 "metric": self.metric, "status": self.status}
 
 
+@dataclass(frozen=True)
+class QueryResult:
+    """One statement's answer with what the engine said about it (kept for provenance)."""
+
+    what: str
+    sql: str
+    columns: list[str]
+    rows: list[list[Any]]
+    warning: str | None = None
+    execution_time_ms: int | None = None
+    query_run_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"what": self.what, "sql": self.sql, "warning": self.warning,
+                "execution_time_ms": self.execution_time_ms, "query_run_id": self.query_run_id}
+
+
+JOBS_PAGE = 200  # list_jobs is paged: read pages of this size until a short one
+
+
 def _value(x: Any) -> Any:
     return getattr(x, "value", x)
+
+
+def job_result(job: Any) -> Any:
+    """What a job's record says it produced (``IndexInfoResponse``, ``LoadManagedTableResponse``),
+    or None while it runs, when it failed, or when the engine gives no payload."""
+    result = getattr(job, "result", None)
+    return getattr(result, "actual_instance", result) if result is not None else None
 
 
 class EngineClient:
@@ -86,6 +114,7 @@ class EngineClient:
         self._api: Any = None
         self._connection_id: str | None = None
         self._known_jobs: set[str] = set()
+        self.ran: list[QueryResult] = []  # every statement sent, in order (--show-sql)
 
     # ------------------------------------------------------------------ plumbing
 
@@ -135,12 +164,13 @@ class EngineClient:
         self.sleep(seconds)
         self.check_cancel()
 
-    def call(self, what: str, fn: Callable[[], Any], *, idempotent: bool = False) -> Any:
+    def call(self, what: str, fn: Callable[[], Any], *, idempotent: bool = False,
+             transient: bool = False) -> Any:
         self.check_cancel()
         return retry_mod.call(
             what, fn, policy=self.policy, sleep=self.sleep, clock=self.clock,
             on_event=self.on_event, operation=self.operation, idempotent=idempotent,
-            cancel=self.cancel,
+            transient=transient, cancel=self.cancel,
         )
 
     def _timeout(self) -> float:
@@ -193,6 +223,11 @@ class EngineClient:
     # ------------------------------------------------------------------ SQL
 
     def query(self, sql: str, what: str = "query") -> tuple[list[str], list[list[Any]]]:
+        answer = self.run_sql(sql, what)
+        return answer.columns, answer.rows
+
+    def run_sql(self, sql: str, what: str = "query") -> QueryResult:
+        """One statement; the answer keeps the engine's warning, time and query run id."""
         import hotdata
         from hotdata.query import RetryPolicy as SdkRetry
 
@@ -207,7 +242,14 @@ class EngineClient:
         rows = getattr(response, "rows", None)
         if rows is None:  # an async answer: not asked for, never expected
             raise EngineFailure(f"{what}: the engine answered asynchronously; not supported")
-        return list(response.columns), [list(r) for r in rows]
+        answer = QueryResult(
+            what=what, sql=sql, columns=list(response.columns), rows=[list(r) for r in rows],
+            warning=getattr(response, "warning", None) or None,
+            execution_time_ms=getattr(response, "execution_time_ms", None),
+            query_run_id=getattr(response, "query_run_id", None),
+        )
+        self.ran.append(answer)
+        return answer
 
     # ------------------------------------------------------------------ uploads and loads
 
@@ -259,7 +301,9 @@ class EngineClient:
             self.emit(Retrying(self.operation, f"{label} load", None, None, 1, 0.0,
                                f"{exc}; re-reading the engine's jobs and rows before going on"))
             for job in self._new_jobs("managed_load", since, before):
-                self.wait_job(job.id, f"{label} load", "managed_load", started)
+                # Waited on as ours only when its record names this table.
+                self.wait_job(job.id, f"{label} load", "managed_load", started,
+                              owned=self._loads_here)
             return False
         job_id = getattr(answer, "id", None)
         if job_id is not None and not hasattr(answer, "row_count"):
@@ -289,7 +333,32 @@ class EngineClient:
                 columns=tuple(str(c).lower() for c in i.columns),
                 metric=metric,
                 status=str(_value(i.status)).lower(),
+                created_at=getattr(i, "created_at", None),
             ))
+        return out
+
+    def failed_builds(self, indexes: list[IndexInfo]) -> dict[str, tuple[str, str | None]]:
+        """name -> (status, error_message) for each listed index whose own build job ended
+        ``failed`` or ``partially_succeeded``: such an index may be listed ``ready`` and
+        still not cover the rows, so it is never "up to date".
+
+        A job is an index's own when its result names the index and carries the same
+        creation time (a job record names no table or database).
+        """
+        if not indexes:
+            return {}
+        wanted = {(i.name, _stamp(i.created_at)): i for i in indexes}
+        out: dict[str, tuple[str, str | None]] = {}
+        for job in self._jobs("create_index"):
+            result = job_result(job)
+            key = (getattr(result, "index_name", None), _stamp(getattr(result, "created_at", None)))
+            if result is None or key not in wanted:
+                continue
+            status = str(_value(job.status)).lower()
+            if status in JOB_FAILED:
+                out[key[0]] = (status, job.error_message)
+            else:
+                out.pop(key[0], None)
         return out
 
     def delete_index(self, name: str) -> None:
@@ -335,7 +404,7 @@ class EngineClient:
             except ConnectionLost as exc:
                 self.emit(Retrying(self.operation, f"create {label}", None, None, attempt, 0.0,
                                    f"{exc}; re-reading the indexes before anything else"))
-                if self._adopt(name, label, since, before, started):
+                if self._adopt(request, label, since, before, started):
                     return
                 if attempt > RESENDS_AFTER_LOSS:
                     raise
@@ -350,18 +419,33 @@ class EngineClient:
                                       1, self.clock() - started))
             return
 
-    def _adopt(self, name: str, label: str, since: datetime, before: set[str],
+    def _adopt(self, request: Any, label: str, since: datetime, before: set[str],
                started: float) -> bool:
-        """After a lost create reply: True when the engine did create it (then waited on)."""
-        jobs = self._new_jobs("create_index", since, before)
-        if jobs:
-            self.wait_job(jobs[-1].id, label, "create_index", started)
-            return True
+        """After a lost create reply: True when the engine did create it (then waited on).
+
+        The table's index list is the evidence (a job record names no table until it
+        ends): the index listed under the name asked for means the create arrived, and
+        it is followed to ``ready``; then a finished job whose result names that index,
+        type and columns, if any, says whether it only partially succeeded. Not listed:
+        a finished job of that description that failed is reported; otherwise the
+        create never arrived (False: the caller may send it again).
+        """
+        name = request.index_name
         deadline = self.clock() + self.job_timeout
         while True:
             found = next((i for i in self.list_indexes() if i.name == name), None)
             if found is None:
+                job = self._finished_job_for(request, since, before)
+                if job is not None:
+                    self._judge(job, label, job.id)
                 return False
+            job = self._finished_job_for(request, since, before, found.created_at)
+            if job is not None:
+                self.emit(JobProgress(self.operation, label, job.id, "create_index",
+                                      str(_value(job.status)).lower(), int(job.attempts or 0),
+                                      self.clock() - started, error=job.error_message))
+                self._judge(job, label, job.id)
+                return True
             self.emit(JobProgress(self.operation, label, None, "create_index",
                                   "succeeded" if found.status == "ready" else "running",
                                   1, self.clock() - started))
@@ -371,26 +455,64 @@ class EngineClient:
                 raise EngineFailure(f"{label}: still pending after {self.job_timeout:g}s")
             self.pause(self.poll_interval)
 
-    # ------------------------------------------------------------------ jobs
+    def _finished_job_for(self, request: Any, since: datetime, before: set[str],
+                          created_at: Any = None) -> Any:
+        """The newest finished create_index job whose result is the index ``request`` asked for
+        (and, given the listed index's ``created_at``, that very index).
 
-    def _jobs(self, job_type: str) -> list[Any]:
+        Each unfinished candidate is read once (its record, not the list, is current).
+        """
         import hotdata
 
         api = hotdata.JobsApi(self.api)
-        answer = self.call(
-            "list jobs",
-            lambda: api.list_jobs(job_type=hotdata.JobType(job_type), limit=200,
-                                  _request_timeout=self._timeout()),
-            idempotent=True,
-        )
-        return list(answer.jobs or [])
+        for job in reversed(self._new_jobs("create_index", since, before, claim=False)):
+            if str(_value(job.status)).lower() not in JOB_TERMINAL:
+                job = self.call(f"read job {job.id}",
+                                lambda job_id=job.id: api.get_job(
+                                    job_id, _request_timeout=self._timeout()),
+                                idempotent=True, transient=True)
+            if index_job_matches(job, request.index_name, request.index_type,
+                                 tuple(request.columns), created_at):
+                self._known_jobs.add(job.id)
+                return job
+        return None
+
+    def _loads_here(self, result: Any) -> bool:
+        return (str(getattr(result, "schema_name", "")).lower() == SCHEMA
+                and str(getattr(result, "table_name", "")).lower() == self.settings.table)
+
+    # ------------------------------------------------------------------ jobs
+
+    def _jobs(self, job_type: str) -> list[Any]:
+        """Every job of ``job_type``: the list is paged, and read to its last page."""
+        import hotdata
+
+        api = hotdata.JobsApi(self.api)
+        out: list[Any] = []
+        while True:
+            offset = len(out)
+            page = self.call(
+                "list jobs",
+                lambda offset=offset: api.list_jobs(
+                    job_type=hotdata.JobType(job_type), limit=JOBS_PAGE, offset=offset,
+                    _request_timeout=self._timeout()),
+                idempotent=True, transient=True,
+            )
+            jobs = list(page.jobs or [])
+            out.extend(jobs)
+            if len(jobs) < JOBS_PAGE:
+                return out
 
     def _job_ids(self, job_type: str) -> set[str]:
         """The jobs that exist before a create or load is sent (to recognise its job later)."""
         return {job.id for job in self._jobs(job_type)}
 
-    def _new_jobs(self, job_type: str, since: datetime, before: set[str]) -> list[Any]:
-        """Jobs of ``job_type`` that appeared since ``before`` was taken (and not ours already)."""
+    def _new_jobs(self, job_type: str, since: datetime, before: set[str], *,
+                  claim: bool = True) -> list[Any]:
+        """Jobs of ``job_type`` that appeared since ``before`` was taken (and not ours already).
+
+        ``claim``: mark them as seen, so a later look does not return them again.
+        """
         found = []
         for job in self._jobs(job_type):
             created = job.created_at
@@ -402,12 +524,20 @@ class EngineClient:
                 continue
             found.append(job)
         found.sort(key=lambda j: j.created_at or since)
-        for job in found:
-            self._known_jobs.add(job.id)
+        if claim:
+            self._known_jobs.update(job.id for job in found)
         return found
 
-    def wait_job(self, job_id: str, label: str, job_type: str, started: float) -> Any:
-        """Poll a job to its end; ``failed`` and ``partially_succeeded`` raise with its message."""
+    def wait_job(self, job_id: str, label: str, job_type: str, started: float,
+                 owned: Callable[[Any], bool] | None = None) -> Any:
+        """Poll a job to its end; ``failed`` and ``partially_succeeded`` raise with its message.
+
+        A 5xx or a dropped connection on a status read is retried within the retry
+        budget (the job runs on regardless). ``owned``: the job was found in the job
+        list, not named by the engine's answer; it is read quietly and judged only at
+        its end, by what its record says it produced -- a result that is not ours
+        (``owned`` is false), or no result at all, leaves it alone and returns None.
+        """
         import hotdata
 
         api = hotdata.JobsApi(self.api)
@@ -416,29 +546,73 @@ class EngineClient:
             job = self.call(
                 f"{label}: read job {job_id}",
                 lambda: api.get_job(job_id, _request_timeout=self._timeout()),
-                idempotent=True,
+                idempotent=True, transient=True,
             )
             status = str(_value(job.status)).lower()
             attempts = int(job.attempts or 0)
             elapsed = self.clock() - started
-            error = job.error_message if status in ("failed", "partially_succeeded") else None
-            self.emit(JobProgress(self.operation, label, job_id, job_type, status, attempts,
-                                  elapsed, changed=(status, attempts) != last, error=error))
+            finished = status in JOB_TERMINAL
+            if owned is not None and finished:
+                result = job_result(job)
+                if result is None or not owned(result):
+                    return None
+            if owned is None or finished:
+                error = job.error_message if status in JOB_FAILED else None
+                self.emit(JobProgress(self.operation, label, job_id, job_type, status,
+                                      attempts, elapsed, changed=(status, attempts) != last,
+                                      error=error))
             last = (status, attempts)
-            if status == "succeeded":
-                return job
-            if status == "failed":
-                message = job.error_message or "the job record gives no message"
-                raise EngineFailure(f"{label} failed: {message}", detail=job.error_message)
-            if status == "partially_succeeded":
-                message = job.error_message or "the job record gives no detail"
-                raise EngineFailure(
-                    f"{label} only partially succeeded, which counts as a failure: {message}",
-                    detail=job.error_message,
-                )
+            if finished:
+                return self._judge(job, label, job_id)
             if elapsed > self.job_timeout:
                 raise EngineFailure(
                     f"{label}: job {job_id} still {status} after {elapsed:.0f}s; "
                     "it may still finish -- run the command again later"
                 )
             self.pause(self.poll_interval)
+
+    def _judge(self, job: Any, label: str, job_id: str) -> Any:
+        """A finished job: returned when it succeeded, else the failure with its message."""
+        status = str(_value(job.status)).lower()
+        if status == "failed":
+            message = job.error_message or "the job record gives no message"
+            raise EngineFailure(f"{label} failed: {message}", detail=job.error_message)
+        if status == "partially_succeeded":
+            message = job.error_message or "the job record gives no detail"
+            raise EngineFailure(
+                f"{label} only partially succeeded, which counts as a failure: {message}",
+                detail=job.error_message,
+            )
+        return job
+
+
+JOB_FAILED = ("failed", "partially_succeeded")
+JOB_TERMINAL = ("succeeded", *JOB_FAILED)
+
+
+def _stamp(value: Any) -> str | None:
+    """A timestamp as one comparable text (the SDK parses some, leaves others as strings)."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return value.astimezone(UTC).isoformat()
+    try:
+        return _stamp(datetime.fromisoformat(str(value).replace("Z", "+00:00")))
+    except ValueError:
+        return str(value)
+
+
+def index_job_matches(job: Any, name: str, index_type: str, columns: tuple[str, ...],
+                      created_at: Any = None) -> bool:
+    """Whether a finished create_index job's result is the index of that name, type and
+    columns (and, when given, of that creation time: the very index listed)."""
+    result = job_result(job)
+    if result is None or getattr(result, "index_name", None) != name:
+        return False
+    if created_at is not None and _stamp(getattr(result, "created_at", None)) != _stamp(
+            created_at):
+        return False
+    return (str(_value(getattr(result, "index_type", ""))).lower() == index_type
+            and tuple(str(c).lower() for c in getattr(result, "columns", ()) or ()) == columns)

@@ -31,6 +31,7 @@ from hqltui.core.engine.client import EngineClient, IndexInfo
 from hqltui.core.engine.errors import EngineFailure
 from hqltui.core.engine.events import EventSink, RowsUploaded, ignore
 from hqltui.core.engine.local import LocalCards, names_table, parquet_bytes
+from hqltui.core.engine.provenance import forget_models
 from hqltui.core.engine.retry import RetryPolicy
 from hqltui.core.engine.settings import EngineSettings
 from hqltui.core.lexical import tokens
@@ -170,6 +171,14 @@ def sync(local: LocalCards, settings: EngineSettings, options: Options | None = 
          ) -> SyncReport:
     options = options or Options()
     local.uploadable()  # refuse before anything is sent
+    forget_models(settings)
+    try:
+        return _sync(local, settings, options)
+    finally:
+        forget_models(settings)  # the rows' models are read again by the next search
+
+
+def _sync(local: LocalCards, settings: EngineSettings, options: Options) -> SyncReport:
     expected = local.expected_rows()
     report = SyncReport(table=settings.full_table, cards=len(expected))
     with options.client(settings, "sync") as c:
@@ -269,6 +278,13 @@ def _wait_ready(c: EngineClient, index: IndexInfo, spec: IndexSpec) -> bool:
 
 def build(settings: EngineSettings, options: Options | None = None) -> BuildReport:
     options = options or Options()
+    try:
+        return _build(settings, options)
+    finally:
+        forget_models(settings)  # what search knows of the table is read again
+
+
+def _build(settings: EngineSettings, options: Options) -> BuildReport:
     report = BuildReport(table=settings.full_table)
     with options.client(settings, "build") as c:
         c.step("checking the engine table")
@@ -277,14 +293,18 @@ def build(settings: EngineSettings, options: Options | None = None) -> BuildRepo
                 f"{settings.full_table} has no rows on the engine yet: run "
                 "`hql-tui engine sync VAULT` first"
             )
-        indexes = c.list_indexes()
+        indexes = [i for i in c.list_indexes() if i.index_type in SEARCH_TYPES]
+        broken = c.failed_builds(indexes)  # sorted indexes are not ours to judge
         wanted = {s.signature for s in EXPECTED}
         keep: dict[tuple[Any, ...], IndexInfo] = {}
         wrong: list[IndexInfo] = []
         for index in indexes:
-            if index.index_type not in SEARCH_TYPES:
-                continue  # sorted indexes are not ours to judge
-            if index.signature in wanted and index.signature not in keep:
+            if index.name in broken:
+                status, error = broken[index.name]
+                c.step(f"{index.describe()}: its build job {status.replace('_', ' ')}"
+                       f"{f' ({error})' if error else ''}; dropping it to build it again")
+                wrong.append(index)
+            elif index.signature in wanted and index.signature not in keep:
                 keep[index.signature] = index
             else:
                 wrong.append(index)
@@ -295,7 +315,8 @@ def build(settings: EngineSettings, options: Options | None = None) -> BuildRepo
                 if not _wait_ready(c, index, spec):
                     del keep[spec.signature]
         for index in wrong:
-            c.step(f"dropping {index.describe()}: not the index this table needs")
+            if index.name not in broken:
+                c.step(f"dropping {index.describe()}: not the index this table needs")
             c.delete_index(index.name)
             report.dropped.append(index.name)
         for spec in EXPECTED:
@@ -324,8 +345,8 @@ def build(settings: EngineSettings, options: Options | None = None) -> BuildRepo
 
 @dataclass(frozen=True)
 class Problem:
-    kind: str  # index-missing | index-pending | index-unexpected | no-rows | engine-stale |
-    # engine-missing | engine-orphan | local-index | probe
+    kind: str  # index-missing | index-failed | index-pending | index-unexpected | no-rows |
+    # engine-stale | engine-missing | engine-orphan | local-index | probe
     message: str
     cards: tuple[str, ...] = ()
 
@@ -418,11 +439,20 @@ def verify(local: LocalCards, settings: EngineSettings, options: Options | None 
                                     "no longer in the vault: run sync then build", p.orphan))
         c.step("reading the table's indexes")
         report.indexes = c.list_indexes()
+        broken = c.failed_builds([i for i in report.indexes if i.index_type in SEARCH_TYPES])
         ready = {}
         for spec in EXPECTED:
             found = [i for i in report.indexes if i.signature == spec.signature]
+            failed = [i for i in found if i.name in broken]
             if not found:
-                problems.append(Problem("index-missing", f"no {spec.label}: run build"))
+                problems.append(Problem("index-missing", f"no {spec.label}: the search indexes "
+                                        "are missing; run `hql-tui engine build VAULT`"))
+            elif failed:
+                status, error = broken[failed[0].name]
+                problems.append(Problem("index-failed", f"{spec.label} `{failed[0].name}`: its "
+                                        f"build job {status.replace('_', ' ')}"
+                                        f"{f' ({error})' if error else ''}; run "
+                                        "`hql-tui engine build VAULT` to build it again"))
             elif not any(i.status == "ready" for i in found):
                 problems.append(Problem("index-pending", f"{spec.label} `{found[0].name}` is "
                                         "not ready yet"))

@@ -4,6 +4,9 @@
   bounded backoff when absent), then resend -- at most ``max_attempts`` sends and
   ``deadline`` seconds in all. These are the only statuses that mean "the
   request did nothing; come back later".
+* A 5xx on a read that changes nothing (``transient=True``: a job's status) is
+  retried the same way, within the same bounds: a status read failing once must
+  not fail a build whose job still runs.
 * Any other 4xx/5xx: no retry; ``EngineFailure`` with the engine's own message.
 * The connection closed before a reply: ``ConnectionLost``. The request may have
   taken effect, so it is never resent here; the caller re-reads the engine's
@@ -64,8 +67,10 @@ def retry_after(exc: BaseException) -> float | None:
     return seconds if seconds >= 0 else None
 
 
-def is_retryable(exc: BaseException) -> bool:
+def is_retryable(exc: BaseException, transient: bool = False) -> bool:
     status = getattr(exc, "status", None)
+    if transient and isinstance(status, int) and 500 <= status <= 599:
+        return True
     if status not in RETRYABLE:
         return False
     code, _ = error_body(exc)
@@ -117,12 +122,14 @@ def call(
     on_event: EventSink = ignore,
     operation: str = "engine",
     idempotent: bool = False,
+    transient: bool = False,
     cancel: threading.Event | None = None,
 ) -> T:
     """``fn()`` under the retry rule above.
 
     ``idempotent=True`` (reads: GETs and read-only SQL) also resends after a dropped
-    connection, within the same bounds; a create or a load never is. With a
+    connection, within the same bounds; a create or a load never is. ``transient=True``
+    (a job-status read) retries a 5xx too. With a
     ``cancel`` event the default sleep is ``cancel.wait`` and every wait is
     followed by a check: a set cancel raises ``EngineCancelled`` instead of resending.
     """
@@ -141,7 +148,7 @@ def call(
             status = getattr(exc, "status", None)
             code, _ = error_body(exc)
             message = engine_message(exc)
-            if not is_retryable(exc):
+            if not is_retryable(exc, transient):
                 raise EngineFailure(f"{what}: {message}", status=status, code=code) from exc
             if attempt >= policy.max_attempts:
                 raise EngineFailure(

@@ -2,10 +2,10 @@
 
 Refusals (each one line naming what to set; a key's value is never shown):
 
-* no ``[engine]`` table in ``hql.toml`` (or the table is refused by the config
-  reader, e.g. a literal ``api_key``, an unknown key or provider);
-* no ``database`` (the id of a Hotdata database);
-* ``api_key_env`` that looks like a key rather than a variable name;
+* no ``[engine]`` table in ``hql.toml``, or the table refused by
+  ``hqltui.core.config`` (the one home of every check of its values: a literal
+  ``api_key``, an unknown key or provider, no ``database``, a ``table`` that is
+  not an identifier, a variable name that looks like a key);
 * the key variable unset or empty;
 * the workspace variable unset or empty -- the SDK would otherwise pick a
   workspace by itself, and the wrong one silently.
@@ -14,7 +14,6 @@ Refusals (each one line naming what to set; a key's value is never shown):
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -24,7 +23,6 @@ from hqltui.core.ranking import Refusal
 CATALOG = "default"
 SCHEMA = "public"
 HOST_ENV = "HOTDATA_API_URL"
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 @dataclass(frozen=True)
@@ -67,29 +65,7 @@ def resolve(config: Config, env: Mapping[str, str] | None = None) -> EngineSetti
             f"engine indexes are off: {name} has no [engine] table",
             f'add [engine] with provider = "hotdata" and database = "<database id>" to {name}',
         )
-    if not engine.database:
-        return Refusal(
-            f"[engine] in {name} names no database",
-            f'set database = "<database id>" in [engine] of {name} '
-            "(the id of a Hotdata database, not its name)",
-        )
-    if not _ENV_NAME.match(engine.table):
-        return Refusal(
-            f"[engine] table `{engine.table}` in {name} is not a plain identifier "
-            "(letters, digits and underscores; the engine lowercases it)",
-            f'set table = "cards" in [engine] of {name}',
-        )
-    if not _ENV_NAME.match(engine.api_key_env):
-        return Refusal(
-            f"[engine] api_key_env in {name} must name an environment variable, and its "
-            "value does not look like one (a key must never be written in this file)",
-            f'set api_key_env = "HOTDATA_API_KEY" in {name} and export the key in that variable',
-        )
-    if not _ENV_NAME.match(engine.workspace_env):
-        return Refusal(
-            f"[engine] workspace_env in {name} must name an environment variable",
-            f'set workspace_env = "HOTDATA_WORKSPACE" in {name}',
-        )
+    assert engine.database  # hqltui.core.config checks every value of [engine]
     key = (env.get(engine.api_key_env) or "").strip()
     if not key:
         return Refusal(

@@ -67,6 +67,14 @@ def rows_sql(table: str) -> str:
     )
 
 
+def models_sql(table: str) -> str:
+    """The rows' models and revisions, counted: what a vector arm's provenance rests on."""
+    return (
+        f"SELECT model, revision, COUNT(name) AS n FROM {table_name(table)} "
+        "GROUP BY model, revision ORDER BY model ASC, revision ASC"
+    )
+
+
 def bm25_sql(table: str, query: str, window: int) -> str:
     w = _window(window)
     return (
