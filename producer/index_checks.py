@@ -117,8 +117,8 @@ def not_unit_problem(name: str, *, query: bool = False) -> IndexProblem:
 
 def stale_message(name: str) -> str:
     """A card whose text changed since the build: still scored, on its old text."""
-    return (f"`{name}` has changed since the index was built; its semantic score describes "
-            "the old text")
+    return (f"`{name}` is stale (changed since the index was built); its semantic score "
+            "describes the old text")
 
 
 def absent_message(names: Sequence[str]) -> str:

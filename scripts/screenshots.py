@@ -40,6 +40,7 @@ STATES: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
     "configure-index": (jobs.test_configure_index_confirmation, {}),
     "labelled-query": (labels.test_labelled_query_with_marks_and_metrics, {}),
     "labelled-queries": (labels.test_labelled_queries_screen, {}),
+    "tune-result": (labels.test_tune_result, {}),
     "help": (main.test_help, {}),
 }
 

@@ -289,8 +289,8 @@ def test_verify_lists_every_problem(vault, tmp_path):
     # and the reader's wording of stale, absent and orphan cards
     assert "`card9` is absent from the index, so left out of the semantic ranking" in messages
     assert "`card1` is in the index and no longer in the vault" in messages
-    assert ("`card0` has changed since the index was built; its semantic score describes "
-            "the old text") in messages
+    assert ("`card0` is stale (changed since the index was built); its semantic score "
+            "describes the old text") in messages
     assert report.to_json()["clean"] is False
 
 

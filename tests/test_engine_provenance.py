@@ -223,11 +223,14 @@ def test_show_sql_prints_each_statement_before_its_results_and_json_carries_them
             "  sql: WITH")
         assert lines[head + 2].lstrip().startswith("1 ")
     assert lines[heads[0] + 1].startswith("  sql: SELECT name, score FROM bm25_search(")
-    assert lines[0].startswith("sql (count the rows' models): SELECT model, revision")
+    # what no arm owns comes first: the table's catalog, then the rows' models
+    assert lines[0].startswith("sql (find the table's catalog): SELECT table_catalog FROM "
+                               "information_schema.tables")
+    assert lines[1].startswith("sql (count the rows' models): SELECT model, revision")
     assert cli_main(["engine", "search", str(birds), _query(), "--json"]) == 0
     answer = json.loads(capsys.readouterr().out)
     assert [s["what"] for s in answer["statements"]] == [
-        "engine bm25 search", "engine vector search", "engine hybrid search"]  # count cached
+        "engine bm25 search", "engine vector search", "engine hybrid search"]  # both cached
     assert answer["hybrid"]["retrieval"]["engine"]["sql"].startswith("WITH near AS")
     # without the flag, no statement is printed
     assert cli_main(["engine", "search", str(birds), _query()]) == 0

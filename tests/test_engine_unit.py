@@ -86,7 +86,8 @@ def test_settings_resolve_host_and_never_show_the_key(tmp_path):
     got = resolve(load_config(root), {**ENV, "HOTDATA_API_URL": "http://127.0.0.1:9/v1/"})
     assert isinstance(got, EngineSettings)
     assert got.host == "http://127.0.0.1:9" and got.table == "cards"
-    assert got.full_table == "default.public.cards"
+    assert got.full_table == "public.cards"  # until the catalog is discovered or set
+    assert got.with_catalog("f1").full_table == "f1.public.cards"
     assert "hd_secret_value" not in repr(got) + got.describe()
     explicit = _vault(tmp_path, 'database = "db_1"\nhost = "http://h:1"\n')
     assert resolve(load_config(explicit), {**ENV, "HOTDATA_API_URL": "http://x"}).host == "http://h:1"

@@ -400,3 +400,66 @@ def test_bm25_with_no_matching_row_returns_no_rows(fake_hotdata, api, loaded):
         "ORDER BY score DESC, name ASC",
     )
     assert empty.rows == [] and empty.columns == ["name", "score"]
+
+
+# -- loads, continued ------------------------------------------------------------------------
+
+
+def test_an_upload_serves_one_load_and_a_second_use_is_a_409(api, loaded):
+    from tests.fake_hotdata.testing import upload
+
+    upload_id = upload(api, cards_table(n=3))
+    generated = hotdata.api.databases_api.DatabasesApi(api)
+    request = m.LoadManagedTableRequest(mode="replace", upload_id=upload_id)
+    assert generated.load_database_table(loaded.id, "public", "cards", request).row_count == 3
+    with pytest.raises(hotdata.ApiException) as caught:
+        generated.load_database_table(loaded.id, "public", "cards", request)
+    assert caught.value.status == 409
+    assert "already loaded" in error_body(caught.value)["error"]["message"]
+    assert len(query(api, loaded, "SELECT name FROM default.public.cards").rows) == 3
+
+
+def test_an_append_with_a_column_the_table_lacks_adds_it(api, loaded):
+    extra = pa.table({**{c: cards_table(n=2).column(c) for c in cards_table(n=2).column_names},
+                      "rating": pa.array([4, 5], pa.int64())})
+    extra = extra.set_column(0, "name", pa.array(["new-0", "new-1"]))
+    load(api, loaded, extra, mode="append")
+    got = query(api, loaded, "SELECT name, rating FROM default.public.cards "
+                "ORDER BY rating ASC NULLS FIRST, name ASC")
+    assert len(got.rows) == 42
+    assert got.rows[0] == ["card-00", None] and got.rows[-2:] == [["new-0", 4], ["new-1", 5]]
+    # Every other mode still refuses a column the table lacks.
+    with pytest.raises(hotdata.ApiException) as caught:
+        load(api, loaded, extra.drop_columns(["rating"]).append_column(
+            "stars", pa.array([1, 2])), mode="upsert")
+    assert "columns not in the table: stars" in error_body(caught.value)["error"]["message"]
+
+
+def test_bm25_search_on_a_declared_empty_table_says_it_has_no_data(api):
+    db = create_database(api)
+    with pytest.raises(hotdata.ApiException) as caught:
+        query(api, db, "SELECT name, score FROM bm25_search('default.public.cards', 'text', "
+              "'owl', 5)")
+    assert error_body(caught.value)["error"]["message"] == (
+        "Managed table 'default.public.cards' is declared but has no data; "
+        "POST a load before querying"
+    )
+
+
+def test_the_database_record_does_not_settle_the_catalog(api):
+    """A database whose tables answer to `f1` (as an attached source's do) still reports
+    default_catalog `default`; information_schema.tables is the only authority."""
+    decl = m.DatabaseDefaultTableDecl(name="cards", key=["name"])
+    db = hotdata.DatabasesApi(api).create_database(m.CreateDatabaseRequest(
+        name="f1db", default_catalog="f1",
+        schemas=[m.DatabaseDefaultSchemaDecl(name="public", tables=[decl])]))
+    assert db.default_catalog == "default"
+    assert hotdata.DatabasesApi(api).get_database(db.id).default_catalog == "default"
+    load(api, db, cards_table(n=3))
+    listed = query(api, db, "SELECT table_catalog FROM information_schema.tables "
+                   "WHERE table_schema = 'public' AND table_name = 'cards'")
+    assert listed.rows == [["f1"]]
+    assert len(query(api, db, "SELECT name FROM f1.public.cards").rows) == 3
+    with pytest.raises(hotdata.ApiException) as caught:
+        query(api, db, "SELECT name FROM default.public.cards")
+    assert "not found" in error_body(caught.value)["error"]["message"].lower()

@@ -36,8 +36,12 @@ def refuse(args: argparse.Namespace, label: str, message: str, fix: str | None) 
 
 
 def refusal_lines(refusal: Any) -> list[str]:
-    """An arm's refusal under its heading: what is wrong, then the fix (when there is one)."""
-    return [f"  refused: {shown(with_fix(refusal.message, refusal.fix))}"]
+    """An arm's refusal under its heading: what is wrong, then the fix (when there is one;
+    the app's ``live`` fix, submitting the query, is ``--live`` here)."""
+    fix = refusal.fix
+    if fix == "live":
+        fix = "rerun with --live (sends the query text to the http embedder)"
+    return [f"  refused: {shown(with_fix(refusal.message, fix))}"]
 
 
 def positive_int(value: str) -> int:

@@ -196,7 +196,10 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_json(), indent=2))
     else:
         print(shown_lines(report.summary()))
-        for problem in getattr(report, "problems", []):
+        checks = getattr(report, "checks", [])
+        for check in checks:  # a table this tool did not build: every check, each outcome
+            print(shown(f"  {check.line()}"))
+        for problem in [] if checks else getattr(report, "problems", []):
             cards = f": {listed(problem.cards)}" if problem.cards else ""
             print(shown(f"  {problem.kind}: {problem.message}{cards}"))
     if args.action == "verify" and not report.clean:

@@ -1,17 +1,24 @@
-"""`hql-tui eval VAULT QUERIES.toml`: how well each arm ranks labelled queries.
+"""`hql-tui eval VAULT QUERIES.toml`: how well each arm and each fusion ranks labelled queries.
 
 ``QUERIES.toml`` holds ``[[query]]`` tables: ``text`` (string), ``relevant``
 (card names), optionally ``kind`` (e.g. ``paraphrase``, ``keyword``) and
 ``decoys`` (card names that write the query's words and are not relevant).
 
-Per arm (``hashbag``, ``bm25``, ``semantic``, and hybrid fusing each lexical
-arm), over all queries and per kind: hit@1 and hit@5 (share of queries with a
-relevant card in the top 1 / top 5), MRR@10 (mean reciprocal rank of the first
-relevant card within the top 10, else 0), recall@10 (share of a query's
-relevant cards in its top 10, averaged over queries), and decoys@5 (mean number
-of decoys in the top 5). A refused query counts as a miss and is counted.
-Everything runs on one ``Session`` snapshot, the one the app uses; the metrics
-and the reader live in ``hqltui.core.evaluation`` (the app shows the same ones).
+Rows (the JSON keys): every arm (``hashbag``, ``bm25``, ``semantic``); ``hybrid``,
+the default hybrid (the configured fusion over the configured lexical arm: what
+the app shows); ``hybrid:lexical=<arm>``, the same fusion over each other lexical
+arm; and one ``hybrid:<config>`` per ``--fusion`` entry (``grid`` adds
+``GRID``), over the configured lexical arm. Over all queries and per kind: hit@1
+and hit@5 (share of queries with a relevant card in the top 1 / top 5), MRR@10
+(mean reciprocal rank of the first relevant card within the top 10, else 0),
+recall@10 (share of a query's relevant cards in its top 10, averaged over
+queries), decoys@5 (mean number of decoys in the top 5), and for each hybrid row
+``ratio``: its MRR@10 over the better MRR@10 of the two arms it fuses.
+``--per-query`` lists, per hybrid row, the queries whose reciprocal rank fell
+below the better arm's (of that query's kind). A refused query counts as a miss
+and is counted. Everything runs on one ``Session`` snapshot, the one the app
+uses, and each query's arms are scored once: every fusion re-fuses the same
+windows.
 
 Exit status: 0 when every arm answered every query, 1 when any refused (or
 the files cannot be used), 2 on usage errors.
@@ -23,25 +30,76 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
-from hqltui.commands.common import Parser, refuse, run_command
-from hqltui.core.evaluation import QueriesError, Tally, evaluate, read_queries
+from hqltui.commands.common import USAGE, Parser, UsageError, refuse, run_command
+from hqltui.core.evaluation import (
+    DEPTH,
+    LabelledQuery,
+    QueriesError,
+    Report,
+    Tally,
+    evaluate,
+    read_queries,
+    reciprocal_rank,
+)
+from hqltui.core.fusion import NORMS, FusionConfig, parse_fusion
 from producer.terminal import shown, shown_lines
+
+# `--fusion grid`: every method over a small documented grid of its parameters.
+GRID: tuple[str, ...] = (
+    "rrf:k=10", "rrf:k=60",
+    *(f"convex:alpha={a},norm={n}" for n in NORMS for a in (0.3, 0.5, 0.7, 0.8, 0.9)),
+    *(f"adaptive:norm={n}" for n in NORMS),
+)
+
+
+def fusion_entries(raw: list[str], base: FusionConfig) -> list[FusionConfig]:
+    """``--fusion`` values (``grid`` expands to ``GRID``), each parsed once, in order."""
+    texts = [t for entry in raw for t in (GRID if entry.strip() == "grid" else (entry,))]
+    out: list[FusionConfig] = []
+    for text in texts:
+        try:
+            config = parse_fusion(text, base)
+        except ValueError as exc:
+            raise UsageError(f"hql-tui eval: error: --fusion {text!r}: {exc}") from None
+        if config not in out:
+            out.append(config)
+    return out
+
+
+__all__ = ["DEPTH", "GRID", "LabelledQuery", "QueriesError", "Report", "Tally", "evaluate",
+           "read_queries", "reciprocal_rank"]
+
 
 COLUMNS = ("hit@1", "hit@5", "mrr@10", "recall@10", "decoys@5")
 
 
-def table(tallies: dict[str, Tally]) -> list[str]:
+def table(tallies: dict[str, Tally], report: Report | None = None) -> list[str]:
     width = max(len(a) for a in tallies)
-    head = "| " + "arm".ljust(width) + " | " + " | ".join(COLUMNS) + " | refused |"
+    head = "| " + "arm".ljust(width) + " | " + " | ".join(COLUMNS) + " | ratio | refused |"
     rule = "|" + "-" * (width + 2) + "|" + "|".join("-" * (len(c) + 2) for c in COLUMNS)
-    lines = [head, rule + "|---------|"]
+    lines = [head, rule + "|-------|---------|"]
     for arm, tally in tallies.items():
         row = tally.row()
         cells = " | ".join(f"{row[c]:.3f}".rjust(len(c)) for c in COLUMNS)
+        ratio = None if report is None else report.ratio(arm, tallies)
+        shown_ratio = ("" if ratio is None else f"{ratio:.2f}").rjust(5)
         refused = f"{row['refused']}/{row['queries']}".rjust(7)
-        lines.append(f"| {arm.ljust(width)} | {cells} | {refused} |")
+        lines.append(f"| {arm.ljust(width)} | {cells} | {shown_ratio} | {refused} |")
     return lines
+
+
+def rows_json(report: Report, tallies: dict[str, Tally]) -> dict[str, Any]:
+    out = {}
+    for arm, tally in tallies.items():
+        row = tally.row()
+        ratio = report.ratio(arm, tallies)
+        if ratio is not None:
+            row["ratio"] = ratio
+            row["fuses"] = list(report.fused[arm])
+        out[arm] = row
+    return out
 
 
 def parser() -> argparse.ArgumentParser:
@@ -50,12 +108,29 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("queries", help="a TOML file of [[query]] text, relevant, kind, decoys")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--live", action="store_true", help="allow live http query embedding")
+    p.add_argument(
+        "--fusion",
+        action="append",
+        default=[],
+        metavar="CONFIG",
+        help="also score this fusion, e.g. 'convex:alpha=0.7,norm=zscore' (repeatable); "
+        "'grid' adds every configuration of the documented grid",
+    )
+    p.add_argument(
+        "--per-query", action="store_true",
+        help="list, per hybrid row, the queries where it lost to the better arm",
+    )
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     from hqltui.core.session import Session
 
+    try:
+        fusion_entries(args.fusion, FusionConfig())  # usage errors before any loading
+    except UsageError as exc:
+        print(exc, file=sys.stderr)
+        return USAGE
     try:
         queries = read_queries(Path(args.queries))
         session = Session.load(args.vault)
@@ -70,26 +145,39 @@ def run(args: argparse.Namespace) -> int:
     unknown = sorted(
         {n for q in queries for n in q.relevant + q.decoys if n not in session.vault.by_name}
     )
-    report = evaluate(session, queries, live=args.live)
+    fusions = fusion_entries(args.fusion, session.search.fusion_config())
+    report = evaluate(session, queries, live=args.live, fusions=fusions)
     refused = any(t.refused for t in report.overall.values())
     if args.json:
         data = {
             "vault": str(args.vault),
             "queries": len(queries),
             "unknown_cards": unknown,
-            "overall": {a: t.row() for a, t in report.overall.items()},
-            "by_kind": {
-                k: {a: t.row() for a, t in tallies.items()} for k, tallies in report.by_kind.items()
-            },
+            "fusion": session.search.fusion_config().label(),
+            "overall": rows_json(report, report.overall),
+            "by_kind": {k: rows_json(report, t) for k, t in report.by_kind.items()},
             "per_query": report.per_query,
         }
+        if args.per_query:
+            data["lost"] = {row: report.lost(row) for row in report.fused}
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        out = [f"{len(queries)} queries on {args.vault}", ""]
-        out += table(report.overall)
+        label = session.search.fusion_config().label()
+        out = [f"{len(queries)} queries on {args.vault}; hybrid = {label} over "
+               f"{session.search.lexical} + semantic", ""]
+        out += table(report.overall, report)
         for kind, tallies in report.by_kind.items():
             n = next(iter(tallies.values())).queries
-            out += ["", f"{kind} ({n} quer{'y' if n == 1 else 'ies'})"] + table(tallies)
+            out += ["", f"{kind} ({n} quer{'y' if n == 1 else 'ies'})"] + table(tallies, report)
+        if args.per_query:
+            for row in report.fused:
+                lost = report.lost(row)
+                out += ["", f"{row}: lost to the better arm on {len(lost)} of {len(queries)}"]
+                out += [
+                    f"  [{d['kind']}] {d['text']!r}: {d['arm']} #{d['arm_rank']}, "
+                    f"fusion {'#' + str(d['rank']) if d['rank'] else 'not in top 10'}"
+                    for d in lost
+                ]
         refusals = {
             d["arms"][a]["refusal"]
             for d in report.per_query

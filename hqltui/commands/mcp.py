@@ -18,6 +18,16 @@ from producer.terminal import shown
 from producer.wording import with_fix
 
 
+def seconds(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{value}` is not a number of seconds") from None
+    if not number >= 0:  # NaN too
+        raise argparse.ArgumentTypeError("must be 0 (never) or more")
+    return number
+
+
 def parser() -> argparse.ArgumentParser:
     p = Parser(prog="hql-tui mcp",
                description="Serve the vault's search to MCP clients (coding agents) over stdio.")
@@ -27,7 +37,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-remote-embedding", action="store_true",
                    help="let `search` embed a query through the vault's http embedder "
                         "(sends the query text to its endpoint)")
-    p.add_argument("--poll", type=float, default=2.0, metavar="SECONDS",
+    p.add_argument("--poll", type=seconds, default=2.0, metavar="SECONDS",
                    help="how often to look for changed files and reload (0: never); default 2")
     return p
 

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from hqltui.commands.common import Parser, positive_int, refusal_lines, refuse, run_command
-from hqltui.core.arms import LEXICAL_ARMS
+from hqltui.core.arms import HYBRID, LEXICAL_ARMS
 from hqltui.core.results import MODES, all_warnings, rankings, rankings_json, search_refusal
 from producer.terminal import shown
 
@@ -48,9 +48,10 @@ def _provenance(ranking: Any) -> str:
     if r.query_vector_source and r.arm != "hybrid" and r.query_vector_source != "text":
         parts.append(f"query vector: {r.query_vector_source}")
     if r.fusion:
-        weights = ", ".join(f"{k} {v:g}" for k, v in (r.weights or {}).items())
+        from hqltui.core.hybrid import fusion_summary
+
         windows = ", ".join(f"{k} {v}" for k, v in (r.windows or {}).items())
-        parts = [f"{r.fusion} k={r.k:g}", f"weights {weights}", f"windows {windows}"]
+        parts = [*fusion_summary(r).split(" · "), f"windows {windows}"]
         if r.query_vector_source:
             parts.append(f"query vector: {r.query_vector_source}")
     return "; ".join(parts)
@@ -71,11 +72,15 @@ def render_text(arms: dict[str, Any], session: Any, out: list[str]) -> None:
                 if h.arms:
                     line += "  " + "  ".join(
                         f"{arm} {'-' if a is None else f'#{a.rank} {_fmt_score(a.score)}'}"
+                        f" (+{_fmt_score(h.contributions[arm])})"
+                        if arm in h.contributions
+                        else f"{arm} {'-' if a is None else f'#{a.rank} {_fmt_score(a.score)}'}"
                         for arm, a in h.arms.items()
                     )
                 out.append(line)
             if ranking.total > len(ranking.hits):
-                out.append(f"  ({len(ranking.hits)} of {ranking.total} with a score above 0)")
+                what = "in either window" if name == HYBRID else "with a score above 0"
+                out.append(f"  ({len(ranking.hits)} of {ranking.total} {what})")
         out.append("")
     warnings = all_warnings(arms, session)
     if warnings:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from hqltui.core.arms import RANKINGS
-from hqltui.core.lexical import token_spans, tokens
+from hqltui.core.lexical import iter_token_spans, tokens
 from hqltui.core.results import ALL, rankings, rankings_json, search_refusal
 
 LEXICAL_MODE = "lexical"  # the configured lexical arm (`[search] lexical`)
@@ -41,7 +41,7 @@ def snippet(body: str, query: str, width: int = SNIPPET_CHARS) -> str:
     with it (tokens as the lexical arms split them), else the body's start."""
     wanted = set(tokens(query))
     start = 0
-    for a, b in token_spans(body):
+    for a, b in iter_token_spans(body):
         if body[a:b].lower() in wanted:
             start = max(0, a - width // 3)
             break

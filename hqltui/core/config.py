@@ -8,8 +8,10 @@ broken table is refused alone: its message lands in ``errors`` under its name.
 labels`` names the labels file (``hqltui.core.labels``), kept inside the vault.
 
 ``[engine]`` is checked here and only here: a known provider, a ``database``,
-``table`` a plain identifier, ``api_key_env`` / ``workspace_env`` names of
-environment variables (never a key). What the environment adds to it (the key,
+``table``, ``catalog``, ``schema`` and every ``*_column`` plain identifiers, a
+declared ``model`` with its ``revision`` (and not beside model columns), one
+column per role, ``api_key_env`` / ``workspace_env`` names of environment
+variables (never a key). What the environment adds to it (the key,
 the workspace, the host) is read in ``hqltui.core.engine.settings``.
 """
 
@@ -20,7 +22,16 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from hqltui.core.arms import DEFAULT_LEXICAL, LEXICAL_ARMS
+from hqltui.core.arms import DEFAULT_FUSION, DEFAULT_LEXICAL, LEXICAL_ARMS
+from hqltui.core.fusion import (
+    METHODS,
+    NORMS,
+    RRF,
+    AdaptiveParams,
+    FusionConfig,
+    check_adaptive,
+    check_alpha,
+)
 from hqltui.core.labels import DEFAULT_LABELS
 from producer.config import (
     Config,
@@ -36,6 +47,9 @@ from producer.config import load_config as load_file
 
 ENGINE_PROVIDERS = ("hotdata",)
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # a SQL name or a variable name
+EXAMPLES = {"table": "cards", "catalog": "default", "schema": "public", "key_column": "name",
+            "text_column": "text", "vector_column": "embedding", "model_column": "model",
+            "revision_column": "revision"}
 
 
 @dataclass(frozen=True)
@@ -46,6 +60,33 @@ class EngineConfig:
     api_key_env: str = "HOTDATA_API_KEY"
     workspace_env: str = "HOTDATA_WORKSPACE"
     host: str | None = None
+    # Where the table is and what its columns are called (a table this tool did not
+    # build). catalog None: discovered from information_schema.tables.
+    catalog: str | None = None
+    schema: str = "public"
+    key_column: str = "name"
+    text_column: str = "text"
+    vector_column: str = "embedding"
+    model_column: str | None = None  # None: "model", unless a model is declared
+    revision_column: str | None = None  # None: "revision", unless a revision is declared
+    model: str | None = None  # declared, for a table without model columns
+    revision: str | None = None
+
+    @property
+    def columns(self) -> dict[str, str | None]:
+        """role -> column name (None: the table has no such column; its value is declared)."""
+        declared = self.model is not None
+        return {
+            "key": self.key_column.lower(),
+            "text": self.text_column.lower(),
+            "vector": self.vector_column.lower(),
+            "model": None if declared else (self.model_column or "model").lower(),
+            "revision": None if declared else (self.revision_column or "revision").lower(),
+        }
+
+
+NAMES = ("table", "catalog", "schema", "key_column", "text_column", "vector_column",
+         "model_column", "revision_column")  # [engine] keys holding SQL identifiers
 
 
 @dataclass(frozen=True)
@@ -62,6 +103,24 @@ class SearchConfig:
     window: int = 50
     limit: int = 20
     labels: str = DEFAULT_LABELS  # the labels file, relative to the vault root
+    fusion: str = DEFAULT_FUSION.method
+    alpha: float = DEFAULT_FUSION.alpha
+    norm: str = DEFAULT_FUSION.norm
+    adaptive: AdaptiveParams = DEFAULT_FUSION.adaptive
+
+    def fusion_config(self, method: str | None = None) -> FusionConfig:
+        """The configured fusion (or ``method`` with this table's parameters)."""
+        return FusionConfig(
+            method=method or self.fusion,
+            k=self.rrf_k,
+            weights=(self.weights.lexical, self.weights.semantic),
+            alpha=self.alpha,
+            norm=self.norm,
+            adaptive=self.adaptive,
+        )
+
+
+ADAPTIVE_KEYS = tuple(f.name for f in fields(AdaptiveParams))
 
 
 @dataclass
@@ -87,10 +146,33 @@ def engine_table(table: Any, file: Path) -> EngineConfig:
             f'{where} names no database: set database = "<database id>" '
             "(the id of a Hotdata database, not its name)"
         )
-    if not IDENTIFIER.match(config.table):
+    for key in NAMES:
+        value = getattr(config, key)
+        if value is not None and not IDENTIFIER.match(value):
+            raise ConfigError(
+                f"{where} `{key}` = `{value}` is not a plain identifier (letters, digits and "
+                "underscores; the engine lowercases it): set "
+                f'{key} = "{EXAMPLES[key]}", for example'
+            )
+    if (config.model is None) != (config.revision is None):
         raise ConfigError(
-            f"{where} `table` = `{config.table}` is not a plain identifier (letters, digits "
-            'and underscores; the engine lowercases it): set table = "cards", for example'
+            f"{where} declares `{'model' if config.model else 'revision'}` without "
+            f"`{'revision' if config.model else 'model'}`: a table without model columns "
+            "declares both (the query vector's model and revision must equal them)"
+        )
+    if config.model is not None and (config.model_column or config.revision_column):
+        raise ConfigError(
+            f"{where} declares a model and also names model columns: set either "
+            "`model` and `revision` (a table without them) or `model_column` and "
+            "`revision_column`, not both"
+        )
+    roles = config.columns
+    named = [c for c in roles.values() if c is not None]
+    if len(set(named)) != len(named):
+        twice = sorted({c for c in named if named.count(c) > 1})
+        raise ConfigError(
+            f"{where} gives column `{twice[0]}` more than one role (key, text, vector, "
+            "model, revision each need their own column)"
         )
     # The value of a variable-name setting is never shown: it may be a key pasted by mistake.
     if not IDENTIFIER.match(config.api_key_env):
@@ -127,6 +209,34 @@ def search_table(table: Any, file: Path) -> SearchConfig:
     rrf_k = default.rrf_k
     if "rrf_k" in table:
         rrf_k = number_value(table["rrf_k"], "rrf_k", where, positive=True)
+    # rrf_k / weights without `fusion` keep rrf: they were written for it.
+    implied = RRF if ("rrf_k" in table or "weights" in table) else default.fusion
+    method = string_value(table, "fusion", where) or implied
+    if method not in METHODS:
+        raise ConfigError(f"{where} unknown fusion `{method}`; accepted: {', '.join(METHODS)}")
+    norm = string_value(table, "norm", where) or default.norm
+    if norm not in NORMS:
+        raise ConfigError(f"{where} unknown norm `{norm}`; accepted: {', '.join(NORMS)}")
+    alpha = default.alpha
+    if "alpha" in table:
+        alpha = _alpha(number_value(table["alpha"], "alpha", where, positive=False), "alpha", where)
+    adaptive = default.adaptive
+    if "adaptive" in table:
+        raw = table["adaptive"]
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{where} `adaptive` must be a table with keys "
+                              f"{', '.join(ADAPTIVE_KEYS)}")
+        known_keys(raw, ADAPTIVE_KEYS, f"{file}: [search.adaptive]")
+        values = {k: number_value(v, f"adaptive.{k}", where, positive=False)
+                  for k, v in raw.items()}
+        for k, v in values.items():
+            if k.startswith("alpha") or k == "idf_weight":
+                _alpha(v, f"adaptive.{k}", where)
+        adaptive = AdaptiveParams(**{**adaptive.__dict__, **values})
+        try:
+            check_adaptive(adaptive)
+        except ValueError as exc:
+            raise ConfigError(f"{where} [search.adaptive] {exc}") from None
     return SearchConfig(
         lexical=lexical,
         rrf_k=rrf_k,
@@ -134,6 +244,10 @@ def search_table(table: Any, file: Path) -> SearchConfig:
         window=positive_int(table, "window", where) or default.window,
         limit=positive_int(table, "limit", where) or default.limit,
         labels=_labels(table, file, where),
+        fusion=method,
+        alpha=alpha,
+        norm=norm,
+        adaptive=adaptive,
     )
 
 
@@ -144,6 +258,13 @@ def _labels(table: Any, file: Path, where: str) -> str:
         return DEFAULT_LABELS
     return check_inside_path(file.parent, named, file, table="search", key="labels",
                              example=DEFAULT_LABELS)
+
+
+def _alpha(value: float, key: str, where: str) -> float:
+    try:
+        return check_alpha(value, key)
+    except ValueError:
+        raise ConfigError(f"{where} `{key}` must be between 0 and 1") from None
 
 
 READERS = {"engine": engine_table, "search": search_table}

@@ -1,27 +1,27 @@
-"""Labelled queries and how well each arm ranks them: the one home of the metrics.
+"""Labelled queries and their metrics: what ``eval``, ``tune`` and the app score with.
 
-``hql-tui eval`` (``hqltui.commands.evaluate``) prints these figures; the app's
-relevance workbench shows the same ones per column and per labelled query, so a
-number on screen and a number in the report are computed by the same lines.
+One home: ``hql-tui eval`` prints these figures, ``tune`` optimises them, and the
+app's relevance workbench shows the same ones per column and per labelled query,
+so a number on screen and a number in the report come from the same lines.
 
-A labelled query (``[[query]]`` in a labels file): ``text``, ``relevant`` (card
-names), optionally ``kind`` (``paraphrase``, ``keyword``, …) and ``decoys`` (card
-names that write the query's words and are not relevant).
-
-Per query and arm, on the top 10 (``DEPTH``): hit@1 and hit@5 (a relevant card in
-the top 1 / top 5), MRR@10 (reciprocal rank of the first relevant card, else 0),
-recall@10 (share of the relevant cards in the top 10) and decoys@5 (decoys in the
-top 5). A refused query counts as a miss and is counted.
+``read_queries(path)`` reads ``[[query]]`` tables (``text``, ``relevant``, optional
+``kind`` and ``decoys``) or raises ``QueriesError`` with one line (``parse_queries``
+also accepts a file without any entry yet: the app creates them). Per query and
+arm, on the top 10 (``DEPTH``), ``query_scores`` gives hit@1 and hit@5, MRR@10's
+reciprocal rank, recall@10 and decoys@5; ``Tally`` sums them over queries;
+``winners`` names the arms that rank a query best. ``evaluate`` scores every arm
+and hybrid row on one ``Session`` snapshot (``Report``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hqltui.core.arms import ARMS, HYBRID, LEXICAL_ARMS
+from hqltui.core.arms import ARMS, HYBRID, LEXICAL_ARMS, SEMANTIC_ARMS
+from hqltui.core.fusion import FusionConfig
 from producer.tomlfile import TomlFileError, read_toml
 
 DEPTH = 10
@@ -171,38 +171,68 @@ class Report:
     overall: dict[str, Tally] = field(default_factory=dict)
     by_kind: dict[str, dict[str, Tally]] = field(default_factory=dict)
     per_query: list[dict[str, Any]] = field(default_factory=list)
+    fused: dict[str, tuple[str, str]] = field(default_factory=dict)  # hybrid row -> its arms
     scores: list[dict[str, QueryScores]] = field(default_factory=list)  # per query, per arm
 
+    def ratio(self, row: str, tallies: dict[str, Tally]) -> float | None:
+        """A hybrid row's MRR@10 over the better MRR@10 of the arms it fuses."""
+        if row not in self.fused:
+            return None
+        better = max(tallies[a].row()["mrr@10"] for a in self.fused[row])
+        mine = tallies[row].row()["mrr@10"]
+        return mine / better if better > 0 else (1.0 if mine == 0 else float("inf"))
 
-def hybrid_name(lexical: str) -> str:
-    """The report's name of hybrid fusing ``lexical`` with semantic: ``hybrid[bm25]``."""
-    return f"{HYBRID}[{lexical}]"
+    def lost(self, row: str) -> list[dict[str, Any]]:
+        """Queries where ``row`` ranked its first relevant card below the better arm of
+        that query's kind (by reciprocal rank in the top 10)."""
+        out = []
+        for detail in self.per_query:
+            tallies = self.by_kind[detail["kind"]]
+            better = max(self.fused[row], key=lambda a: (tallies[a].row()["mrr@10"], a))
+            mine, theirs = _rr(detail["arms"][row]), _rr(detail["arms"][better])
+            if mine < theirs:
+                out.append({"text": detail["text"], "kind": detail["kind"], "arm": better,
+                            "rank": detail["arms"][row].get("first_relevant"),
+                            "arm_rank": detail["arms"][better].get("first_relevant")})
+        return out
 
 
-def report_arms(default_lexical: str) -> list[str]:
-    """Every arm, then hybrid fusing each lexical arm (the configured one first)."""
-    fused_with = [default_lexical, *(a for a in LEXICAL_ARMS if a != default_lexical)]
-    return [*ARMS, *(hybrid_name(lex) for lex in fused_with)]
+def _rr(arm: dict[str, Any]) -> float:
+    first = arm.get("first_relevant")
+    return 1.0 / first if first and first <= DEPTH else 0.0
 
 
-def evaluate(session: Any, queries: list[LabelledQuery], *, live: bool = False,
-             cancelled: Any = None) -> Report:
-    """Every arm on every query, on one ``Session`` snapshot (the app's own).
-
-    ``cancelled()``, when given, is asked between queries: True stops early."""
+def evaluate(
+    session: Any,
+    queries: list[LabelledQuery],
+    *,
+    live: bool = False,
+    fusions: list[FusionConfig] = (),  # type: ignore[assignment]
+    cancelled: Callable[[], bool] | None = None,
+) -> Report:
+    """Every arm and hybrid row on every query; ``cancelled()`` (when given) is asked
+    between queries: True stops early (the app's screen was closed)."""
     default = session.search.lexical
-    fused_with = [default, *(a for a in LEXICAL_ARMS if a != default)]
-    arms = report_arms(default)
-    report = Report(arms, {a: Tally() for a in arms})
+    others = [a for a in LEXICAL_ARMS if a != default]
+    semantic = SEMANTIC_ARMS[0]
+    config = session.search.fusion_config()
+    rows: dict[str, tuple[str, FusionConfig]] = {HYBRID: (default, config)}
+    rows.update({f"{HYBRID}:lexical={lex}": (lex, config) for lex in others})
+    rows.update({f"{HYBRID}:{f.label()}": (default, f) for f in fusions})
+    arms = [*ARMS, *rows]
+    report = Report(arms, {a: Tally() for a in arms},
+                    fused={row: (lex, semantic) for row, (lex, _) in rows.items()})
     for q in queries:
         if cancelled is not None and cancelled():
             break
         rankings: dict[str, Any] = {}
-        for lex in fused_with:  # each query ranks its lexical arm, the semantic arms, hybrid
-            answer = session.query(q.text, lexical=lex, limit=DEPTH, live=live)
-            for arm, ranking in answer.items():
-                name = hybrid_name(lex) if arm == HYBRID else arm
-                rankings.setdefault(name, ranking)
+        windows: dict[str, Any] = {}
+        for lex in (default, *others):  # each lexical arm and semantic are scored once
+            windows[lex] = session.arm_windows(q.text, lexical=lex, limit=DEPTH, live=live)
+            for arm, scored in windows[lex].items():
+                rankings.setdefault(arm, session.ranking_of(scored, DEPTH))
+        for row, (lex, fusion) in rows.items():
+            rankings[row] = session.fuse(q.text, list(windows[lex].values()), DEPTH, fusion)
         detail: dict[str, Any] = {"text": q.text, "kind": q.kind, "arms": {}}
         per_arm: dict[str, QueryScores] = {}
         for arm in arms:
@@ -213,8 +243,27 @@ def evaluate(session: Any, queries: list[LabelledQuery], *, live: bool = False,
             detail["arms"][arm] = (
                 {"refusal": ranking.refusal.message}
                 if ranked is None
-                else {"top": ranked[:5], "first_relevant": per_arm[arm].first}
+                else {
+                    "top": ranked[:5],
+                    "first_relevant": next(
+                        (i for i, n in enumerate(ranked, start=1) if n in q.relevant), None
+                    ),
+                }
             )
+            if arm in report.fused and ranking.retrieval is not None:
+                if ranking.retrieval.alpha is not None and ranking.retrieval.signals:
+                    detail["arms"][arm]["alpha"] = ranking.retrieval.alpha
         report.per_query.append(detail)
         report.scores.append(per_arm)
     return report
+
+
+def reciprocal_rank(ranked: list[str], relevant: tuple[str, ...] | set[str]) -> float:
+    """1 / the rank of the first relevant card within the top ``DEPTH``, else 0."""
+    return query_scores(ranked, tuple(relevant)).mrr10
+
+
+def hybrid_row(lexical: str, default_lexical: str) -> str:
+    """The report's row of hybrid over ``lexical`` with the configured fusion: ``hybrid``
+    for the configured lexical arm, else ``hybrid:lexical=<arm>``."""
+    return HYBRID if lexical == default_lexical else f"{HYBRID}:lexical={lexical}"

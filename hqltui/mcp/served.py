@@ -29,6 +29,8 @@ class Served:
     session: Any = None
     error: BaseException | None = None
     signature: object = None
+    watching: bool = False  # the first signature is taken: edits from now on reload
+    reload_error: str | None = None
     _ready: threading.Event = field(default_factory=threading.Event)
 
     def start(self) -> None:
@@ -37,7 +39,6 @@ class Served:
     def _load(self) -> None:
         try:
             self.session = self.loader()
-            self.signature = self._signature(self.session)
         except BaseException as exc:  # noqa: BLE001 - reported by every call, never raised
             self.error = exc
         finally:
@@ -70,9 +71,26 @@ class Served:
         self.session = fresh
 
     async def watch(self) -> None:
+        """The first signature is taken once the session answers (off the first search's
+        path: stating every file of a large vault takes a while), then every ``poll``."""
         if not self.poll:
             return
+        try:
+            session = await self.current()
+        except Refused:
+            return
+        self.signature = await anyio.to_thread.run_sync(self._signature, session)
+        self.watching = True
         while True:
             await anyio.sleep(self.poll)
-            if await anyio.to_thread.run_sync(self.changed):
-                await anyio.to_thread.run_sync(self.reload)
+            try:
+                if await anyio.to_thread.run_sync(self.changed):
+                    await anyio.to_thread.run_sync(self.reload)
+                self.reload_error = None
+            except Exception as exc:  # noqa: BLE001 - the old session keeps answering
+                self.reload_error = f"{type(exc).__name__}: {exc}"
+
+    def watch_json(self) -> dict[str, Any]:
+        """For ``status``: whether edits are being watched for, and a failed reload."""
+        return {"poll_seconds": self.poll or None, "watching": self.watching,
+                "reload_error": self.reload_error}

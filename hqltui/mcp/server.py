@@ -173,8 +173,10 @@ class Tools:
     def _status(self, session: Any, args: dict[str, Any]) -> dict[str, Any]:
         from hqltui.commands.listing import index_line
 
-        return agent.status(session, index_line(self.served.root, session.config),
-                            agent.engine_status(session))
+        out = agent.status(session, index_line(self.served.root, session.config),
+                           agent.engine_status(session))
+        out["reload"] = self.served.watch_json()
+        return out
 
     def _verify(self, session: Any, args: dict[str, Any]) -> dict[str, Any]:
         return agent.verify(session)

@@ -25,9 +25,9 @@ from textual.reactive import reactive
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
-from hqltui.core.arms import DEFAULT_LEXICAL, LEXICAL_ARMS, LEXICAL_CHOICES
+from hqltui.core.arms import DEFAULT_LEXICAL, FUSIONS, LEXICAL_ARMS, LEXICAL_CHOICES
 from hqltui.core.labels import load_labels, pending_of, vault_labels
-from hqltui.ui import editor, engine_views, messages, views
+from hqltui.ui import editor, engine_views, labelled_views, messages, views
 from hqltui.ui.commands import HqlCommands
 from hqltui.ui.controllers.engine import EngineController
 from hqltui.ui.controllers.jobs import JobsController
@@ -38,6 +38,7 @@ from hqltui.ui.keys import BINDINGS, user_keys
 from hqltui.ui.marks import Marks
 from hqltui.ui.palette import Palette
 from hqltui.ui.screens.card import CardScreen
+from hqltui.ui.screens.confirm import ConfirmScreen
 from hqltui.ui.screens.help import HelpScreen, every_table, help_tables
 from hqltui.ui.screens.labelled import LabelledScreen
 from hqltui.ui.screens.main import MainScreen
@@ -252,7 +253,8 @@ class HqlApp(App[int]):
         self.main.action_focus_column("hybrid")
 
     def _start_query(self, submitted: bool = False) -> None:
-        self.queries.start(self.state.session, self.text, self.lexical, submitted)
+        self.queries.start(self.state.session, self.text, self.lexical, submitted,
+                           self.state.fusion)
 
     def on_answer_ready(self, message: messages.AnswerReady) -> None:
         if not self.is_running:
@@ -291,6 +293,21 @@ class HqlApp(App[int]):
     def action_set_lexical(self, arm: str) -> None:
         if arm in LEXICAL_ARMS:
             self.lexical = arm
+
+    # The fusion method (ctrl+t, the palette): hybrid re-fuses with the vault's parameters.
+    def action_cycle_fusion(self) -> None:
+        methods = list(FUSIONS)
+        at = methods.index(self.state.fusion_method) if self.state.fusion_method in methods else -1
+        self.action_set_fusion(methods[(at + 1) % len(methods)])
+
+    def action_set_fusion(self, method: str) -> None:
+        if method not in FUSIONS:
+            return
+        self.state = replace(self.state, fusion=method)
+        self.main.paint_titles(self.state, self.palette, self.keys)
+        self.notify(f"hybrid fusion: {method} ({FUSIONS[method].summary})", timeout=2)
+        if self.state.session is not None and self.text.strip():
+            self._start_query()
 
     @on(RankingColumn.Selected)
     @on(CardList.Selected)
@@ -366,8 +383,99 @@ class HqlApp(App[int]):
         if isinstance(self.screen, LabelledScreen):
             self.screen.show_report(message.report, message.lexical, self.palette)
 
+    # ------------------------------------------------------------------ tune
+
+    def action_tune_labels(self) -> None:
+        """``tune`` on the labels as a job: progress on the labelled-queries screen,
+        cancellable, its table at the end; writing ``[search]`` is asked for apart."""
+        from hqltui.core.tune import TooFewQueries, fold_count
+
+        screen, session, labels = self.screen, self.state.session, self.state.labels
+        if not isinstance(screen, LabelledScreen) or session is None or labels is None:
+            return
+        if any(w.group == "tune" and not w.is_finished for w in self.workers):
+            self.notify("tune is already running", severity="warning", timeout=3)
+            return
+        queries = labels.labelled()
+        try:
+            fold_count(queries, None)
+        except TooFewQueries as exc:
+            screen.show_tune(Text(f"tune: {exc}", style=self.palette.error))
+            return
+        self.tune_result = None
+        cancel = self.keys.hint("labelled.tune-cancel")
+        screen.show_tune(labelled_views.tune_progress(0, 1, cancel, self.palette))
+
+        def run() -> None:
+            from textual.worker import get_current_worker
+
+            from hqltui.core.tune import tune
+
+            worker = get_current_worker()
+            result = tune(session, queries,
+                          progress=lambda d, t: self.post_message(messages.TuneProgress(d, t)),
+                          cancelled=lambda: worker.is_cancelled)
+            self.post_message(messages.TuneDone(result))
+
+        self.run_worker(run, name="tune", group="tune", exclusive=True, thread=True,
+                        exit_on_error=False)
+
+    def on_tune_progress(self, message: messages.TuneProgress) -> None:
+        if isinstance(self.screen, LabelledScreen):
+            cancel = self.keys.hint("labelled.tune-cancel")
+            self.screen.show_tune(labelled_views.tune_progress(message.done, message.total,
+                                                               cancel, self.palette))
+
+    def on_tune_done(self, message: messages.TuneDone) -> None:
+        self.tune_result = message.result
+        if isinstance(self.screen, LabelledScreen):
+            self.screen.show_tune(labelled_views.tune_table(
+                message.result, self.keys.hint("labelled.tune-write"), self.palette))
+
+    def action_tune_cancel(self) -> None:
+        if any(w.group == "tune" and not w.is_finished for w in self.workers):
+            self.workers.cancel_group(self, "tune")
+            self.notify("tune cancelled: [search] is as it was", timeout=3)
+
+    def action_tune_write(self) -> None:
+        """tune's best fusion into hql.toml's [search], after a confirmation showing it."""
+        from hqltui.core.configure import preview_search, write_search
+        from hqltui.core.tune import search_settings
+        from producer.config import ConfigError
+
+        result = getattr(self, "tune_result", None)
+        best = result.best if result is not None else None
+        if best is None:
+            self.notify(f"run tune first ({self.keys.hint('labelled.tune')})",
+                        severity="warning", timeout=3)
+            return
+        settings = search_settings(best.config)
+        try:
+            before, after = preview_search(self.vault_path, settings)
+        except ConfigError as exc:
+            self.notify(str(exc), severity="error", timeout=8)
+            return
+        changed = [line for line in after.splitlines() if line not in before.splitlines()]
+        body = Text("\n".join(changed) or "(no change)")
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+            try:
+                file = write_search(self.vault_path, settings)
+            except ConfigError as exc:
+                self.notify(str(exc), severity="error", timeout=8)
+                return
+            self.notify(f"wrote {best.config.label()} to {file.name}'s [search]", timeout=4)
+            self.sessions.load("key")
+
+        keys = (self.keys.hint("confirm.yes"), self.keys.hint("confirm.no"))
+        self.push_screen(ConfirmScreen(f"write {best.config.label()} to hql.toml's [search]?",
+                                       body, yes="write", no="keep", keys=keys), answered)
+
     def _labelled_closed(self, text: str | None) -> None:
         self.workers.cancel_group(self, "labels")
+        self.workers.cancel_group(self, "tune")
         if text:
             query = self.main.query_one(QueryInput)
             query.value = text

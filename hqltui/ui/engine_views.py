@@ -5,7 +5,10 @@ Each engine column shows, per card, its rank difference with the matching local
 column (bm25, semantic, hybrid of bm25 + semantic): ``=``, ``▲n`` (the engine puts
 it n places higher), ``▼n``, ``new`` (not in the local column). A refusal (no
 ``[engine]``, a variable unset) or an engine failure is one line in place of the
-three columns.
+three columns. The vector title says what the engine's evidence says
+(``approximate`` only when a ready vector index served it, ``exact · full scan``
+otherwise, nothing before an answer); the engine's warnings (a missing index, the
+engine's own) are a notes line under the columns.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from rich.text import Text
 
 from hqltui.ui.state import EngineState
 from hqltui.ui.views import Column, ranking_column, with_fix_text
+from producer.terminal import shown
 
 if TYPE_CHECKING:
     from hqltui.core.ranking import Hit, Ranking
@@ -25,8 +29,10 @@ if TYPE_CHECKING:
 
 ENGINE_SLOTS = ("engine-bm25", "engine-semantic", "engine-hybrid")
 ENGINE_ARMS = {"engine-bm25": "bm25", "engine-semantic": "semantic", "engine-hybrid": "hybrid"}
-# The local ranking each engine column is compared with (the engine has BM25 only).
-REFERENCE = {"engine-bm25": "lexical", "engine-semantic": "semantic", "engine-hybrid": "hybrid"}
+# The local ranking each engine column is compared with (the engine has BM25 only, and
+# fuses by RRF in SQL: its hybrid is compared with the local rrf of the same windows).
+REFERENCE = {"engine-bm25": "lexical", "engine-semantic": "semantic",
+             "engine-hybrid": "rrf_hybrid"}
 EMPTY = {"engine-bm25": "no engine bm25 match", "engine-semantic": "no engine vector match",
          "engine-hybrid": "no match in either engine arm"}
 
@@ -54,6 +60,18 @@ class EngineView:
     columns: dict[str, Column] = field(default_factory=dict)
     line: Text | None = None
     line_kind: str = ""
+    notes: Text | None = None  # the answer's warnings, under the columns
+
+
+def vector_claim(state: EngineState, p: Palette) -> tuple[str, str] | str:
+    """The vector title's claim, from the answer's evidence; nothing before an answer."""
+    ranking = state.answer.semantic if state.answer is not None else None
+    retrieval = ranking.retrieval if ranking is not None else None
+    if retrieval is None:
+        return ""
+    if retrieval.approximate:
+        return (" (approximate)", p.warning)
+    return (" (exact · full scan)", p.muted)
 
 
 def titles(state: EngineState, p: Palette) -> dict[str, Text]:
@@ -61,12 +79,29 @@ def titles(state: EngineState, p: Palette) -> dict[str, Text]:
     return {
         "engine-bm25": Text.assemble(("engine bm25", "bold"), (" · Δ vs local bm25", p.muted),
                                      mark),
-        "engine-semantic": Text.assemble(("engine vector", "bold"), " (",
-                                         ("approximate", p.warning), ")", (" · Δ", p.muted),
-                                         mark),
+        "engine-semantic": Text.assemble(("engine vector", "bold"), vector_claim(state, p),
+                                         (" · Δ", p.muted), mark),
         "engine-hybrid": Text.assemble(("engine hybrid", "bold"),
-                                       (" · Δ vs local (bm25)", p.muted), mark),
+                                       (" · rrf · Δ vs local rrf (bm25)", p.muted), mark),
     }
+
+
+def notes(state: EngineState, p: Palette) -> Text | None:
+    """Each warning of the answer's arms once, under the arm that gave it first."""
+    if state.answer is None:
+        return None
+    out = Text(no_wrap=False)
+    seen: set[str] = set()
+    for arm, ranking in state.answer.rankings().items():
+        for warning in ranking.warnings:
+            if warning.message in seen:
+                continue
+            seen.add(warning.message)
+            if out:
+                out.append("\n")
+            out.append(f"engine {arm}: ", style=p.warning)
+            out.append(shown(warning.message))
+    return out if out else None
 
 
 def busy(state: EngineState, text: str, p: Palette) -> EngineView:
@@ -114,7 +149,7 @@ def row(state: EngineState, p: Palette, keys: Keys) -> EngineView:
         else:
             out[slot] = ranking_column(ranking, EMPTY[slot], p, keys,
                                        lambda hit, local=local: delta(hit, local, stale, p))
-    return EngineView(head, out)
+    return EngineView(head, out, notes=notes(state, p))
 
 
 def delta(hit: Hit, local: Ranking | None, stale: set[str], p: Palette) -> Text:

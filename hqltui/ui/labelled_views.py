@@ -6,20 +6,21 @@ this module only draws them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from rich.console import RenderableType
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from hqltui.core.evaluation import hybrid_name, winners
+from hqltui.core.arms import HYBRID
+from hqltui.core.evaluation import winners
 from producer.terminal import shown
 
 if TYPE_CHECKING:
     from hqltui.core.evaluation import Report, Tally
     from hqltui.ui.palette import Palette
 
-BAR = 14  # cells of a full bar (MRR@10 = 1)
+BAR = 8  # cells of a full bar (MRR@10 = 1)
 EIGHTHS = " ▏▎▍▌▋▊▉"
 QUERY_W = 34
 
@@ -31,21 +32,21 @@ def bar(value: float, width: int = BAR) -> str:
     return ("█" * full + (EIGHTHS[part] if part else "")).ljust(width)
 
 
-def ratio_line(tallies: dict[str, Tally], lexical: str, p: Palette) -> Text:
-    """The default hybrid's MRR@10 over the better of the two arms it fuses."""
-    fused = hybrid_name(lexical)
-    mrr = {arm: t.row()["mrr@10"] for arm, t in tallies.items()}
-    better = max((lexical, "semantic"), key=lambda a: mrr.get(a, 0.0))
-    out = Text(f"{fused} ÷ {better} ", style=p.muted)
-    if not mrr.get(better):
+def ratio_line(report: Report, tallies: dict[str, Tally], p: Palette) -> Text:
+    """The default hybrid's MRR@10 over the better of the two arms it fuses (``eval``'s
+    ratio column)."""
+    arms = report.fused.get(HYBRID, ())
+    better = max(arms, key=lambda a: tallies[a].row()["mrr@10"]) if arms else "—"
+    out = Text(f"{HYBRID} ÷ {better} ", style=p.muted)
+    ratio = report.ratio(HYBRID, tallies)
+    if ratio is None or not tallies[better].row()["mrr@10"]:
         out.append("—")
     else:
-        value = mrr.get(fused, 0.0) / mrr[better]
-        out.append(f"{value:.2f}×", style=p.success if value >= 1 else p.warning)
+        out.append(f"{ratio:.2f}×", style=p.success if ratio >= 1 else p.warning)
     return out
 
 
-def summary_group(title: str, tallies: dict[str, Tally], lexical: str, p: Palette) -> Text:
+def summary_group(title: str, report: Report, tallies: dict[str, Tally], p: Palette) -> Text:
     """One group of bars (all queries, or one kind): MRR@10 per arm, then the ratio."""
     width = max(len(a) for a in tallies)
     out = Text()
@@ -53,24 +54,24 @@ def summary_group(title: str, tallies: dict[str, Tally], lexical: str, p: Palett
     for arm, tally in tallies.items():
         row = tally.row()
         out.append("\n")
-        out.append(arm.ljust(width + 1), style=p.accent if arm == hybrid_name(lexical) else "")
+        out.append(arm.ljust(width + 1), style=p.accent if arm == HYBRID else "")
+        out.append(f"{row['mrr@10']:.2f} ")  # the figure first: a narrow terminal cuts the bar
         out.append(bar(row["mrr@10"]), style=p.primary)
-        out.append(f" {row['mrr@10']:.2f}")
         if row["refused"]:
             out.append(f" ({row['refused']} refused)", style=p.error)
     out.append("\n")
-    out.append_text(ratio_line(tallies, lexical, p))
+    out.append_text(ratio_line(report, tallies, p))
     return out
 
 
-def summary(report: Report, lexical: str, p: Palette) -> RenderableType:
+def summary(report: Report, p: Palette) -> RenderableType:
     """Every group side by side: all queries, then each kind (``eval``'s tables as bars)."""
     n = len(report.scores)
     groups = [summary_group(f"all {n} quer{'y' if n == 1 else 'ies'} · MRR@10",
-                            report.overall, lexical, p)]
+                            report, report.overall, p)]
     for kind, tallies in report.by_kind.items():
         count = next(iter(tallies.values())).queries
-        groups.append(summary_group(f"{shown(kind)} ({count})", tallies, lexical, p))
+        groups.append(summary_group(f"{shown(kind)} ({count})", report, tallies, p))
     grid = Table.grid(padding=(0, 3))
     for _ in groups:
         grid.add_column(no_wrap=True)
@@ -117,3 +118,39 @@ def rows(report: Report, sort: str = "#", reverse: bool = False
     descending = reverse and sort in ("#", "query", "kind", "wins")
     out.sort(key=lambda r: r[0], reverse=descending)
     return [(text, cells) for _, text, cells in out]
+
+
+# ------------------------------------------------------------------------ tune
+
+
+def tune_progress(done: int, total: int, cancel_key: str, p: Palette) -> Text:
+    """The tune job's line while it runs: a bar, the count, the key that cancels."""
+    out = Text("tune ", style="bold")
+    out.append(bar(done / total if total else 0.0, 20), style=p.primary)
+    out.append(f" {done}/{total} configurations · {cancel_key} cancels", style=p.muted)
+    return out
+
+
+def tune_table(result: Any, write_key: str, p: Palette, rows: int = 8) -> RenderableType:
+    """``tune``'s table, best first (its worst kind's ratio to the better arm, the mean,
+    each kind's ratio), and the key that writes the best to ``[search]``."""
+    kinds = sorted(next(iter(result.rows)).kinds) if result.rows else []
+    table = Table(box=None, pad_edge=False, header_style="bold", show_edge=False)
+    table.add_column("fusion")
+    table.add_column("worst", justify="right")
+    table.add_column("mean", justify="right")
+    for kind in kinds:
+        table.add_column(shown(kind), justify="right")
+    for row in result.rows[:rows]:
+        table.add_row(Text(row.config.label()), f"{row.worst:.2f}", f"{row.mean:.2f}",
+                      *(f"{row.kinds[k].ratio:.2f}" for k in kinds))
+    head = Text.assemble(
+        ("tune", "bold"),
+        (f" · {len(result.rows)} of {result.total} configurations"
+         f"{' (cancelled)' if result.cancelled else ''} · {result.folds}-fold, ratio to the "
+         f"better of {result.lexical} and semantic per kind", p.muted))
+    best = result.best
+    foot = (Text.assemble((f"{write_key} writes ", p.muted), (best.config.label(), p.accent),
+                          (" to hql.toml's [search] (asks first)", p.muted))
+            if best is not None else Text("nothing scored", style=p.warning))
+    return Group(head, table, foot)

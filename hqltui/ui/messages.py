@@ -121,4 +121,24 @@ class LabelsScored(Message):
         self.lexical = lexical
 
 
+class TuneProgress(Message):
+    """``tune`` scored ``done`` of ``total`` configurations (a newer one replaces it)."""
+
+    def __init__(self, done: int, total: int) -> None:
+        super().__init__()
+        self.done = done
+        self.total = total
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, TuneProgress)
+
+
+class TuneDone(Message):
+    """``tune`` finished (or was cancelled): its result, best first."""
+
+    def __init__(self, result: object) -> None:
+        super().__init__()
+        self.result = result
+
+
 EngineMessage = EngineAnswered | EngineUnavailable | EngineChecked

@@ -65,6 +65,13 @@ class ScreenState:
         if not text or self.labels is None:
             return None
         return self.labels.get(text)
+    fusion: str | None = None  # hybrid's method chosen in the app (None: [search] fusion)
+
+    @property
+    def fusion_method(self) -> str:
+        """The fusion method hybrid uses now: the app's choice, else the vault's."""
+        configured = getattr(getattr(self.session, "search", None), "fusion", None)
+        return self.fusion or configured or "rrf"
 
     @property
     def shown_arm(self) -> str:

@@ -272,6 +272,11 @@ def execute(
         view = _resolve(tables, _split_name(table_name), catalog, default_schema)
         if view is None:
             raise EngineError(f"table '{table_name}' not found")
+        if view.data is None:
+            raise EngineError(
+                f"Managed table '{view.full_name}' is declared but has no data; "
+                "POST a load before querying"
+            )
         column = column.lower()
         index = view.bm25.get(column)
         if index is None:

@@ -1,6 +1,6 @@
 """Check that each rule's test fails when the rule is taken out of the fake or the client.
 
-Run ``python -m tests.fake_hotdata.mutation_check [NAME-FILTER]`` from the repository root.
+Run ``python -m tests.fake_hotdata.mutation_check [NAME-FILTER ...]`` from the repository root.
 For each entry below it copies the packages, the tests and the fixtures to a scratch
 directory, replaces one snippet (of the fake, or of the engine client) with a version that
 no longer enforces the rule, runs the test written for that rule there, and reports whether
@@ -22,6 +22,7 @@ COPIED = ("tests", "hqltui", "producer", "benchmarks", "fixtures")
 F = "tests/fake_hotdata/"
 E = "hqltui/core/engine/"  # the engine client
 P = "test_engine_provenance.py::"
+T = "test_engine_tables.py::"
 
 # (rule, file, snippet enforcing it, snippet without it, test ids that must fail)
 MUTATIONS = [
@@ -304,15 +305,15 @@ MUTATIONS = [
     (
         "rows' models cached",
         E + "provenance.py",
-        "        if key in _models:\n            return _models[key]",
-        "        if False:\n            return _models[key]",
+        "        if (key, what) in _cache:\n            return _cache[(key, what)]",
+        "        if False:\n            return _cache[(key, what)]",
         P + "test_the_rows_model_is_the_retrievals_and_is_counted_once_until_the_next_sync",
     ),
     (
         "sync and build forget the cached models",
         E + "provenance.py",
-        "        _models.pop(key, None)",
-        "        pass",
+        "            del _cache[(key, what)]",
+        "            pass",
         P + "test_the_rows_model_is_the_retrievals_and_is_counted_once_until_the_next_sync",
     ),
     (
@@ -387,6 +388,91 @@ MUTATIONS = [
         '    "sync": ("interrupted",',
         P + "test_ctrl_c_during_a_sync_says_a_load_job_may_still_run",
     ),
+    # ---- issue: tables this tool did not build; the fake closer to the contract
+    (
+        "an upload serves one load",
+        F + "state.py",
+        '            if upload.status == "loaded":',
+        "            if False:",
+        "test_fake_hotdata_rules.py::test_an_upload_serves_one_load_and_a_second_use_is_a_409",
+    ),
+    (
+        "append adds a missing column",
+        F + "state.py",
+        '        if extra and mode != "append":',
+        "        if extra:",
+        "test_fake_hotdata_rules.py::test_an_append_with_a_column_the_table_lacks_adds_it",
+    ),
+    (
+        "bm25 on a declared empty table",
+        F + "engine.py",
+        "        if view.data is None:\n            raise EngineError(",
+        "        if False:\n            raise EngineError(",
+        "test_fake_hotdata_rules.py::test_bm25_search_on_a_declared_empty_table_says_it_has_no_data",
+    ),
+    (
+        "the record does not settle the catalog",
+        F + "state.py",
+        '            "default_catalog": RECORDED_CATALOG,',
+        '            "default_catalog": self.default_catalog,',
+        "test_fake_hotdata_rules.py::test_the_database_record_does_not_settle_the_catalog",
+    ),
+    (
+        "bm25 is sent the query's tokens",
+        E + "search.py",
+        '    return " ".join(tokens(text))',
+        "    return text",
+        T + "test_the_bm25_query_text_is_the_querys_tokens_never_raw_text",
+    ),
+    (
+        "the catalog is discovered",
+        E + "client.py",
+        "        return choose_catalog(sorted({str(r[0]).lower() for r in rows}), s)",
+        '        return s.catalog or "default"',
+        T + "test_the_catalog_is_discovered_from_information_schema_not_the_database_record",
+    ),
+    (
+        "a set catalog is checked",
+        E + "client.py",
+        "    if s.catalog is not None:\n        if s.catalog in found:",
+        "    if s.catalog is not None:\n        if True:",
+        T + "test_a_catalog_set_in_engine_is_checked_there",
+    ),
+    (
+        "several catalogs refuse",
+        E + "client.py",
+        "    if len(found) > 1:",
+        "    if False:",
+        T + "test_several_catalogs_refuse_naming_them_and_a_set_one_chooses",
+    ),
+    (
+        "the table's columns are the engine settings'",
+        E + "client.py",
+        '            self._table = sql.Table(self.settings.full_table, key=str(cols["key"]),',
+        '            self._table = sql.Table(self.settings.full_table, key="name",',
+        T + "test_a_hand_made_table_is_searched_with_its_own_columns_and_a_declared_model",
+    ),
+    (
+        "a declared model is the table's",
+        E + "provenance.py",
+        "    if s.declared_model is not None:\n        return (ModelGroup(",
+        "    if False:\n        return (ModelGroup(",
+        T + "test_a_hand_made_table_is_searched_with_its_own_columns_and_a_declared_model",
+    ),
+    (
+        "sync refuses columns it did not create",
+        E + "operations.py",
+        "    if columns is not None and set(columns) != set(ROW_COLUMNS):",
+        "    if False:",
+        T + "test_sync_and_build_refuse_a_table_this_tool_did_not_create_naming_its_columns",
+    ),
+    (
+        "sync refuses settings for other columns",
+        E + "operations.py",
+        "    if s.foreign:\n        raise EngineRefused(",
+        "    if False:\n        raise EngineRefused(",
+        T + "test_sync_refuses_settings_for_other_columns_even_before_the_table_exists",
+    ),
 ]
 
 
@@ -411,13 +497,28 @@ def main() -> int:
     failures = 0
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
-        only = sys.argv[1] if len(sys.argv) > 1 else ""
+        only = sys.argv[1:]  # name filters: any one matching is enough
         _copy(work)
         if not _imports_the_copy(work):
             print("the scratch copy's packages are not the ones imported; nothing checked")
             return 1
+        # A control: unmutated, one test of each file passes in the scratch copy, so a
+        # failure below is the mutation's, not the copy's.
+        firsts: dict[str, str] = {}
+        for _, _, _, _, tests in MUTATIONS:
+            for t in tests.split():
+                firsts.setdefault(t.split("::")[0], t)
+        control = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+             *("tests/" + t for t in firsts.values())],
+            cwd=work, capture_output=True, text=True, timeout=900,
+        )
+        if control.returncode != 0:
+            print("control run (no mutation) failed in the scratch copy; nothing checked")
+            print(control.stdout[-2000:])
+            return 1
         for name, path, old, new, tests in MUTATIONS:
-            if only not in name:
+            if only and not any(f in name for f in only):
                 continue
             _copy(work)
             target = work / path

@@ -29,6 +29,7 @@ from . import engine
 INLINE_DATA_LIMIT = 2 * 1024 * 1024
 RETRY_AFTER_LOCKED = 1
 TERMINAL = ("succeeded", "partially_succeeded", "failed")
+RECORDED_CATALOG = "default"  # what a database record reports as its default catalog
 
 
 class ApiError(Exception):
@@ -141,7 +142,9 @@ class Database:
         return {
             "id": self.id,
             "name": self.name,
-            "default_catalog": self.default_catalog,
+            # The engine's record says "default" whatever catalog the tables answer to (an
+            # attached source's alias): only information_schema.tables settles it.
+            "default_catalog": RECORDED_CATALOG,
             "default_schema": self.default_schema,
             "default_connection_id": self.default_connection_id,
             "created_at": iso(self.created_at),
@@ -618,6 +621,8 @@ class FakeState:
         missing = [k for k in key if k not in incoming.column_names]
         if missing:
             raise bad_request("key columns missing from the data: " + ", ".join(missing))
+        if req.get("upload_id") is not None:
+            self.uploads[req["upload_id"]].status = "loaded"  # an upload serves one load
 
         def apply(job: Job | None = None) -> dict[str, Any]:
             self._apply_load(t, mode, key, incoming)
@@ -650,6 +655,12 @@ class FakeState:
             upload = self.uploads.get(req["upload_id"])
             if upload is None:
                 raise not_found(f"Upload '{req['upload_id']}' not found")
+            if upload.status == "loaded":
+                raise ApiError(
+                    409,
+                    "CONFLICT",
+                    f"upload '{upload.id}' was already loaded; an upload serves one load",
+                )
             if upload.status != "finalized" or upload.data is None:
                 raise bad_request(f"upload '{upload.id}' is not finalized")
             table = parse_payload(upload.data, req.get("format"))
@@ -672,6 +683,11 @@ class FakeState:
         else:
             incoming = self._conform(current, incoming, mode)
             if mode == "append":
+                for name in incoming.column_names[len(current.column_names) :]:
+                    kind = incoming.schema.field(name).type
+                    current = current.append_column(
+                        pa.field(name, kind), pa.nulls(current.num_rows, kind)
+                    )
                 new = pa.concat_tables([current, incoming])
             else:
                 incoming_keys = set(_key_tuples(incoming, key))
@@ -703,7 +719,7 @@ class FakeState:
                 + ", ".join(c for c in have if c not in got)
             )
         extra = [c for c in got if c not in have]
-        if extra:
+        if extra and mode != "append":
             raise bad_request("columns not in the table: " + ", ".join(extra))
         if mode == "delete":
             return incoming
@@ -713,6 +729,10 @@ class FakeState:
                 f"a {mode} load must carry every column; missing: " + ", ".join(missing)
             )
         try:
+            if mode == "append":
+                # A column the table lacks is added; the rows already there read null for it.
+                added = [incoming.schema.field(c) for c in extra]
+                return incoming.select(have + extra).cast(pa.schema([*current.schema, *added]))
             return incoming.select(have).cast(current.schema)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             raise bad_request(f"data does not match the table's columns: {exc}") from exc

@@ -208,3 +208,34 @@ async def test_an_answer_on_screen_is_marked_while_a_newer_query_is_out(make_app
         await settle(pilot)
         assert row.answer is not shown and row.answer.query == "red plumage"
         assert not row.pending and "asking" not in _title(row, "engine-hybrid")
+
+
+async def test_before_build_the_vector_title_says_full_scan_and_the_notes_say_why(
+        make_app, engine_vault, engine_env) -> None:
+    """Rows synced, no index: the engine answers the vector arm by a full scan; the title says
+    so (never "approximate") and the missing-index warning is a line under the columns."""
+    from textual.widgets import Static
+
+    from hqltui.core.engine import LocalCards, Options, settings_or_refuse, sync
+
+    engine_env.set_job_mode("immediate")
+    local = LocalCards.load(engine_vault)
+    sync(local, settings_or_refuse(local), Options(**engine_options()))
+    app = _app(make_app, engine_vault)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f9")
+        await type_query(pilot, "night hunting birds")
+        row = app.main.query_one(EngineRow)
+        for _ in range(200):
+            if row.answer is not None:
+                break
+            await pilot.pause(0.05)
+        await settle(pilot)
+        title = str(row.column("engine-semantic").query_one(".column-title").render())
+        assert "(exact · full scan)" in title and "approximate" not in title
+        assert row.has_class("-notes")
+        notes = str(row.query_one("#engine-notes", Static).render())
+        assert "engine semantic: no vector index on embedding" in notes
+        assert "full scan" in notes and "hql-tui engine build VAULT" in notes
+        assert row.column("engine-semantic").names  # it answered all the same

@@ -1,6 +1,6 @@
 """Pilot tests of the relevance workbench: labels from the keyboard, the file eval reads.
 
-Each test presses the real bindings (m relevant, x decoy, k kind, u undo, ctrl+l the
+Each test presses the real bindings (space relevant, x decoy, k kind, u undo, ctrl+l the
 labelled queries) on a copy of birds and reads the labels file back with the reader
 `hql-tui eval` uses; the figures the column titles show are compared with the core's
 `evaluate` on that file.
@@ -32,6 +32,16 @@ def _unlabel(birds: Path) -> None:
     path.write_text(text[:start] + text[end:], encoding="utf-8")
 
 
+def _plain(renderable) -> str:  # type: ignore[no-untyped-def]
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(renderable)
+    return console.export_text()
+
+
 def _notices(app) -> list[str]:  # type: ignore[no-untyped-def]
     return [n.message for n in app._notifications]
 
@@ -45,7 +55,7 @@ async def _label_three(pilot) -> list[str]:  # type: ignore[no-untyped-def]
     app = pilot.app
     await pilot.press("escape", "2", "home")
     names = app.main.column("semantic").names
-    await pilot.press("m", "down", "m", "down", "x")
+    await pilot.press("space", "down", "space", "down", "x")
     await settle(pilot)
     return names[:3]
 
@@ -66,8 +76,7 @@ async def test_three_labels_from_the_keyboard_are_what_eval_reads(make_app, bird
         # The titles show eval's own figures for this query, column by column.
         report = evaluate(app.session, queries)
         arm = app.state.shown_arm
-        for slot, name in (("lexical", arm), ("semantic", "semantic"),
-                           ("hybrid", f"hybrid[{arm}]")):
+        for slot, name in (("lexical", arm), ("semantic", "semantic"), ("hybrid", "hybrid")):
             figures = report.scores[0][name]
             assert (f"hit@1 {figures.hit1:.0f} · MRR@10 {figures.mrr10:.2f} · "
                     f"R@10 {figures.recall10:.2f}") in _title(app, slot)
@@ -82,7 +91,7 @@ async def test_kind_cycles_and_undo_goes_back(make_app, birds: Path):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await type_query(pilot, QUERY)
-        await pilot.press("escape", "2", "m", "k")
+        await pilot.press("escape", "2", "space", "k")
         await settle(pilot)
         entry = next(q for q in read_queries(birds / "queries.toml") if q.text == QUERY)
         assert entry.kind == "paraphrase"
@@ -103,7 +112,7 @@ async def test_a_card_cannot_be_relevant_and_a_decoy(make_app, birds: Path):
         await type_query(pilot, QUERY)  # labelled in birds: common-kestrel is a decoy
         await pilot.press("escape", "1")
         assert app.state.selected == "common-kestrel"
-        await pilot.press("m")
+        await pilot.press("space")
         await settle(pilot)
         entry = next(q for q in read_queries(birds / "queries.toml") if q.text == QUERY)
         assert "common-kestrel" in entry.relevant and "common-kestrel" not in entry.decoys
@@ -114,7 +123,7 @@ async def test_labels_need_a_query(make_app, birds: Path):
     app = make_app(birds)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("escape", "c", "m")
+        await pilot.press("escape", "c", "space")
         await settle(pilot)
         assert any(n.startswith("type a query first") for n in _notices(app))
     assert (birds / "queries.toml").read_bytes() == before
@@ -131,7 +140,7 @@ async def test_a_broken_labels_file_turns_labelling_off_and_is_kept(make_app, bi
         line = str(app.main.query_one("#label-line").render())
         assert line.startswith("labels: ") and "is not valid TOML" in line
         assert "labelling is off" in line
-        await pilot.press("escape", "2", "m")
+        await pilot.press("escape", "2", "space")
         await settle(pilot)
         errors = [n for n in app._notifications if n.severity == "error"]
         assert errors and "labelling is off" in errors[-1].message
@@ -178,3 +187,49 @@ async def test_enter_on_a_query_still_being_answered_lands_on_its_column(make_ap
         assert app.focused is not main.column("hybrid").table
         await type_query(pilot, QUERY)
         assert app.focused is main.column("hybrid").table
+
+
+async def test_tune_runs_as_a_job_and_writes_search_only_when_confirmed(make_app, birds: Path):
+    from hqltui.core.config import load_config
+    from hqltui.ui.screens.confirm import ConfirmScreen
+
+    before = (birds / "hql.toml").read_text(encoding="utf-8")
+    app = make_app(birds)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        await settle(pilot)
+        result = app.tune_result
+        assert result is not None and not result.cancelled and result.rows
+        shown = _plain(app.screen.tune_shown)
+        assert result.best.config.label() in shown and "w writes" in shown
+        await pilot.press("w")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")  # kept: nothing written
+        await settle(pilot)
+        assert (birds / "hql.toml").read_text(encoding="utf-8") == before
+        await pilot.press("w")
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot)
+    search = load_config(birds).search
+    assert search.fusion == result.best.config.method
+    assert (birds / "hql.toml").read_text(encoding="utf-8").startswith(before)
+
+
+async def test_tune_refuses_a_kind_with_too_few_queries(make_app, birds: Path):
+    (birds / "queries.toml").write_text(
+        '[[query]]\ntext = "night hunting birds"\nrelevant = ["barn-owl"]\n', encoding="utf-8")
+    app = make_app(birds)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        shown = _plain(app.screen.tune_shown)
+        assert shown.startswith("tune: too few labelled queries to cross-validate")

@@ -20,7 +20,7 @@ def test_labelled_query_with_marks_and_metrics(snap_compare, make_app, birds: Pa
         await settle(pilot)
         await type_query(pilot, QUERY)
         # Three relevant in the semantic column, lexical's first a decoy, kind paraphrase.
-        await pilot.press("escape", "2", "home", "m", "down", "m", "down", "m")
+        await pilot.press("escape", "2", "home", "space", "down", "space", "down", "space")
         await pilot.press("1", "home", "x", "k")
         await settle(pilot)
         pilot.app.clear_notifications()  # the notices live 3 s: not a stable picture
@@ -34,6 +34,20 @@ def test_labelled_queries_screen(snap_compare, make_app, birds: Path) -> None:
     async def run(pilot) -> None:
         await settle(pilot)
         await pilot.press("ctrl+l")
+        await settle(pilot)
+
+    assert snap_compare(make_app(birds), terminal_size=SIZE, run_before=run)
+
+
+def test_tune_result(snap_compare, make_app, birds: Path) -> None:
+    """t on the labelled queries: tune's table, best first, and the key that writes it."""
+
+    async def run(pilot) -> None:
+        await settle(pilot)
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        await pilot.press("t")
+        await settle(pilot)
         await settle(pilot)
 
     assert snap_compare(make_app(birds), terminal_size=SIZE, run_before=run)

@@ -17,14 +17,17 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from hqltui.core.engine import retry as retry_mod
+from hqltui.core.engine import sql
 from hqltui.core.engine.errors import (
     ConnectionLost,
     EngineCancelled,
     EngineFailure,
+    EngineRefused,
 )
 from hqltui.core.engine.events import EventSink, JobProgress, Retrying, Step, ignore
 from hqltui.core.engine.retry import RetryPolicy
-from hqltui.core.engine.settings import SCHEMA, EngineSettings
+from hqltui.core.engine.settings import EngineSettings
+from hqltui.core.ranking import Refusal
 
 PARQUET = "application/vnd.apache.parquet"
 CLOCK_SKEW = timedelta(seconds=30)  # how far the engine's job timestamps may lag ours
@@ -115,6 +118,7 @@ class EngineClient:
         self._connection_id: str | None = None
         self._known_jobs: set[str] = set()
         self.ran: list[QueryResult] = []  # every statement sent, in order (--show-sql)
+        self._table: sql.Table | None = None
 
     # ------------------------------------------------------------------ plumbing
 
@@ -202,23 +206,58 @@ class EngineClient:
             self._connection_id = db.default_connection_id
         return self._connection_id
 
-    def table_has_data(self) -> bool:
-        """Whether ``public.<table>`` exists and has had a load (queries fail otherwise)."""
+    def _table_info(self) -> Any:
+        """The control plane's record of ``schema.table`` (None: not declared)."""
         import hotdata
 
         api = hotdata.InformationSchemaApi(self.api)
         conn = self.connection_id
+        s = self.settings
         info = self.call(
             "read the table list",
-            lambda: api.information_schema(connection_id=conn, var_schema=SCHEMA,
-                                           table=self.settings.table,
+            lambda: api.information_schema(connection_id=conn, var_schema=s.schema,
+                                           table=s.table, include_columns=True,
                                            _request_timeout=self._timeout()),
             idempotent=True,
         )
         for t in info.tables or []:
-            if t.var_schema == SCHEMA and t.table == self.settings.table:
-                return bool(t.synced)
-        return False
+            if str(t.var_schema).lower() == s.schema and str(t.table).lower() == s.table:
+                return t
+        return None
+
+    def table_has_data(self) -> bool:
+        """Whether ``schema.table`` exists and has had a load (queries fail otherwise)."""
+        t = self._table_info()
+        return t is not None and bool(t.synced)
+
+    def table_columns(self) -> list[str] | None:
+        """The table's column names (None: no data yet, so none are listed)."""
+        t = self._table_info()
+        if t is None or not t.synced:
+            return None
+        return [str(c.name).lower() for c in (t.columns or [])]
+
+    @property
+    def table(self) -> sql.Table:
+        """The table as the SQL names it: its catalog set in ``[engine]`` and checked, or
+        discovered, once per client (``settings`` then carries it)."""
+        if self._table is None:
+            from hqltui.core.engine.provenance import cached
+
+            self.settings = self.settings.with_catalog(
+                cached(self.settings, "catalog", self._catalog))
+            cols = self.settings.columns
+            self._table = sql.Table(self.settings.full_table, key=str(cols["key"]),
+                                    text=str(cols["text"]), vector=str(cols["vector"]),
+                                    model=cols["model"], revision=cols["revision"])
+        return self._table
+
+    def _catalog(self) -> str:
+        """The catalog ``schema.table`` answers to, from ``information_schema.tables``: the
+        database record does not settle it (an attached source answers to its alias)."""
+        s = self.settings
+        _, rows = self.query(sql.catalogs_sql(s.schema, s.table), "find the table's catalog")
+        return choose_catalog(sorted({str(r[0]).lower() for r in rows}), s)
 
     # ------------------------------------------------------------------ SQL
 
@@ -293,7 +332,7 @@ class EngineClient:
         try:
             answer = self.call(
                 f"{label} load",
-                lambda: api.load_database_table(self.settings.database, SCHEMA,
+                lambda: api.load_database_table(self.settings.database, self.settings.schema,
                                                 self.settings.table, request,
                                                 _request_timeout=self._timeout()),
             )
@@ -320,7 +359,7 @@ class EngineClient:
         conn = self.connection_id
         answer = self.call(
             "list the table's indexes",
-            lambda: api.list_indexes(conn, SCHEMA, self.settings.table,
+            lambda: api.list_indexes(conn, self.settings.schema, self.settings.table,
                                      _request_timeout=self._timeout()),
             idempotent=True,
         )
@@ -369,7 +408,7 @@ class EngineClient:
         try:
             self.call(
                 f"drop index `{name}`",
-                lambda: api.delete_index(conn, SCHEMA, self.settings.table, name,
+                lambda: api.delete_index(conn, self.settings.schema, self.settings.table, name,
                                          _request_timeout=self._timeout()),
             )
         except ConnectionLost:
@@ -398,8 +437,8 @@ class EngineClient:
             try:
                 answer = self.call(
                     f"create {label}",
-                    lambda: api.create_index(conn, SCHEMA, self.settings.table, request,
-                                             _request_timeout=self._timeout()),
+                    lambda: api.create_index(conn, self.settings.schema, self.settings.table,
+                                             request, _request_timeout=self._timeout()),
                 )
             except ConnectionLost as exc:
                 self.emit(Retrying(self.operation, f"create {label}", None, None, attempt, 0.0,
@@ -478,7 +517,7 @@ class EngineClient:
         return None
 
     def _loads_here(self, result: Any) -> bool:
-        return (str(getattr(result, "schema_name", "")).lower() == SCHEMA
+        return (str(getattr(result, "schema_name", "")).lower() == self.settings.schema
                 and str(getattr(result, "table_name", "")).lower() == self.settings.table)
 
     # ------------------------------------------------------------------ jobs
@@ -584,6 +623,35 @@ class EngineClient:
                 detail=job.error_message,
             )
         return job
+
+
+def choose_catalog(found: list[str], s: EngineSettings) -> str:
+    """The one catalog of ``found`` (what information_schema.tables lists for the table):
+    ``[engine] catalog`` when it is among them; else the only one; else a refusal."""
+    where = f"{s.schema}.{s.table}"
+    if s.catalog is not None:
+        if s.catalog in found:
+            return s.catalog
+        listed = ", ".join(found) if found else "no catalog at all"
+        raise EngineRefused(Refusal(
+            f"[engine] catalog = {s.catalog}, but information_schema.tables lists "
+            f"{where} under {listed}",
+            f'set catalog = "{found[0]}" in [engine]' if len(found) == 1
+            else "check catalog, schema and table in [engine]",
+        ))
+    if not found:
+        raise EngineRefused(Refusal(
+            f"information_schema.tables lists no table {where} in database {s.database} "
+            "(a table with no rows is not listed)",
+            "check schema and table in [engine], or run `hql-tui engine sync VAULT`",
+        ))
+    if len(found) > 1:
+        raise EngineRefused(Refusal(
+            f"{where} answers to {len(found)} catalogs ({', '.join(found)}), and the "
+            "database record does not say which is meant",
+            f"set catalog = \"<one of {', '.join(found)}>\" in [engine]",
+        ))
+    return found[0]
 
 
 JOB_FAILED = ("failed", "partially_succeeded")

@@ -122,6 +122,12 @@ class EngineSyncBuildJob(EngineJob):
     """``engine sync`` then ``engine build``; the result holds both reports."""
 
     def cancel_note(self) -> str:
+        if self.phase == "sync":
+            return ("a load job may still run on the engine; run engine sync + build again "
+                    "to finish (sync re-reads the rows first)")
+        if self.phase == "build":
+            return ("an index build job may still run on the engine; run engine sync + build "
+                    "again to finish (build waits for a pending index)")
         return "run engine sync + build again to finish"
 
     def run_engine(self, local: Any, settings: Any, emit: Emit) -> None:
@@ -153,7 +159,9 @@ class EngineVerifyJob(EngineJob):
         report = verify(local, settings, self.options(emit))
         self.report = report
         self.result = report.to_json()
-        for problem in report.problems:
+        for check in report.checks:  # a table this tool did not build
+            self.log.append(check.line())
+        for problem in [] if report.checks else report.problems:
             cards = f": {', '.join(problem.cards[:10])}" if problem.cards else ""
             self.log.append(f"{problem.kind}: {problem.message}{cards}")
         counts = report.counts()

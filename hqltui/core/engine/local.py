@@ -21,6 +21,10 @@ from hqltui.core.ranking import Refusal
 from producer.vault import Vault, load_vault, vault_problem
 from producer.wording import listed
 
+# The columns sync writes, in order (``arrow_rows``): a table with others is not this tool's.
+ROW_COLUMNS = ("name", "path", "title", "text", "content_hash", "embedding", "model",
+               "revision")
+
 
 @dataclass
 class LocalCards:

@@ -28,13 +28,14 @@ from typing import Any
 
 from hqltui.core.engine import sql
 from hqltui.core.engine.client import EngineClient, IndexInfo
-from hqltui.core.engine.errors import EngineFailure
+from hqltui.core.engine.errors import EngineFailure, EngineRefused
 from hqltui.core.engine.events import EventSink, RowsUploaded, ignore
-from hqltui.core.engine.local import LocalCards, names_table, parquet_bytes
+from hqltui.core.engine.local import ROW_COLUMNS, LocalCards, names_table, parquet_bytes
 from hqltui.core.engine.provenance import forget_models
 from hqltui.core.engine.retry import RetryPolicy
 from hqltui.core.engine.settings import EngineSettings
 from hqltui.core.lexical import tokens
+from hqltui.core.ranking import Refusal
 
 MAX_ROUNDS = 4
 SEARCH_TYPES = ("bm25", "vector")
@@ -114,12 +115,38 @@ def engine_rows(c: EngineClient) -> dict[str, tuple[Any, ...]] | None:
     """name -> (content_hash, model, revision) on the engine; None when the table has no data."""
     if not c.table_has_data():
         return None
-    columns, rows = c.query(sql.rows_sql(c.settings.table), "read the engine's rows")
+    columns, rows = c.query(sql.rows_sql(c.table), "read the engine's rows")
     at = {name: columns.index(name) for name in ("name", "content_hash", "model", "revision")}
     return {
         str(r[at["name"]]): (r[at["content_hash"]], r[at["model"]], r[at["revision"]])
         for r in rows
     }
+
+
+def refuse_foreign(c: EngineClient, operation: str) -> None:
+    """``sync`` and ``build`` write only tables this tool creates: refuse one whose columns
+    it did not create (naming them), or one ``[engine]`` describes with other columns."""
+    s = c.settings
+    columns = c.table_columns()
+    if columns is not None and set(columns) != set(ROW_COLUMNS):
+        extra = [x for x in columns if x not in ROW_COLUMNS]
+        lacks = [x for x in ROW_COLUMNS if x not in columns]
+        what = f"columns this tool did not create: {', '.join(extra)}" if extra else ""
+        if lacks:
+            what += ("; " if what else "") + f"no {', '.join(lacks)}"
+        raise EngineRefused(Refusal(
+            f"{operation} refuses {s.full_table}: it has {what} (sync writes "
+            f"{', '.join(ROW_COLUMNS)})",
+            "search and verify use such a table read-only; give this vault a table of its "
+            "own in [engine] table to sync it",
+        ))
+    if s.foreign:
+        raise EngineRefused(Refusal(
+            f"{operation} refuses {s.full_table}: [engine] describes a table with other "
+            f"columns than sync writes ({'; '.join(s.foreign)})",
+            "search and verify use such a table read-only; drop those settings, or give "
+            "this vault a table of its own, to sync it",
+        ))
 
 
 # ---------------------------------------------------------------------- sync
@@ -182,6 +209,7 @@ def _sync(local: LocalCards, settings: EngineSettings, options: Options) -> Sync
     expected = local.expected_rows()
     report = SyncReport(table=settings.full_table, cards=len(expected))
     with options.client(settings, "sync") as c:
+        refuse_foreign(c, "sync")
         dropped = False
         first: Parity | None = None
         for round_no in range(1, MAX_ROUNDS + 1):
@@ -189,6 +217,7 @@ def _sync(local: LocalCards, settings: EngineSettings, options: Options) -> Sync
             c.step("reading the engine's rows")
             engine = engine_rows(c)
             p = parity(expected, engine or {})
+            report.table = c.settings.full_table  # with its catalog, once the SQL needed it
             if (p.clean and engine is not None) or (not expected and engine is None):
                 return report
             if first is None:  # what this sync changes; later rounds only finish the job
@@ -287,12 +316,14 @@ def build(settings: EngineSettings, options: Options | None = None) -> BuildRepo
 def _build(settings: EngineSettings, options: Options) -> BuildReport:
     report = BuildReport(table=settings.full_table)
     with options.client(settings, "build") as c:
+        refuse_foreign(c, "build")
         c.step("checking the engine table")
         if not c.table_has_data():
             raise EngineFailure(
                 f"{settings.full_table} has no rows on the engine yet: run "
                 "`hql-tui engine sync VAULT` first"
             )
+        report.table = c.table.name  # the catalog, checked or discovered
         indexes = [i for i in c.list_indexes() if i.index_type in SEARCH_TYPES]
         broken = c.failed_builds(indexes)  # sorted indexes are not ours to judge
         wanted = {s.signature for s in EXPECTED}
@@ -354,6 +385,22 @@ class Problem:
         return {"kind": self.kind, "message": self.message, "cards": list(self.cards)}
 
 
+CHECK_OUTCOMES = ("passed", "failed", "not checkable on this table")
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    outcome: str  # one of CHECK_OUTCOMES
+    detail: str  # what was seen, or why it cannot be checked here
+
+    def line(self) -> str:
+        return f"{self.outcome}: {self.name} -- {self.detail}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"check": self.name, "outcome": self.outcome, "detail": self.detail}
+
+
 @dataclass
 class VerifyReport:
     table: str
@@ -361,6 +408,8 @@ class VerifyReport:
     indexes: list[IndexInfo] = field(default_factory=list)
     parity: Parity | None = None
     probes: list[dict[str, Any]] = field(default_factory=list)
+    # A table this tool did not build: every check, passed, failed or not checkable.
+    checks: list[Check] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
@@ -372,6 +421,10 @@ class VerifyReport:
                 "orphan": len(p.orphan) if p else 0}
 
     def summary(self) -> str:
+        if self.checks:
+            tally = {o: sum(c.outcome == o for c in self.checks) for o in CHECK_OUTCOMES}
+            return (f"{'clean' if self.clean else 'problems'}: {self.table} (read-only): "
+                    + ", ".join(f"{n} {o}" for o, n in tally.items()))
         if self.clean:
             return (f"clean: {self.table} matches the vault row for row, both indexes are "
                     f"ready, {len(self.probes)} probes passed")
@@ -382,7 +435,8 @@ class VerifyReport:
                 "problems": [p.to_json() for p in self.problems],
                 "indexes": [i.to_json() for i in self.indexes],
                 "parity": None if self.parity is None else self.parity.to_json(),
-                "counts": self.counts(), "probes": self.probes, "summary": self.summary()}
+                "counts": self.counts(), "probes": self.probes,
+                "checks": [c.to_json() for c in self.checks], "summary": self.summary()}
 
 
 _PLAIN = re.compile(r"^[a-z]{4,40}$")
@@ -408,6 +462,10 @@ def distinctive_word(local: LocalCards, candidates: list[str]) -> tuple[str, str
 def verify(local: LocalCards, settings: EngineSettings, options: Options | None = None,
            *, window: int | None = None) -> VerifyReport:
     options = options or Options()
+    if settings.foreign:
+        from hqltui.core.engine.readonly import verify_read_only
+
+        return verify_read_only(local, settings, options, window=window)
     report = VerifyReport(table=settings.full_table)
     w = window or local.config.search.window
     problems = report.problems
@@ -421,6 +479,7 @@ def verify(local: LocalCards, settings: EngineSettings, options: Options | None 
             problems.append(Problem("no-rows", f"{settings.full_table} has no rows on the engine: "
                                     "run `hql-tui engine sync VAULT`"))
             return report
+        report.table = c.settings.full_table
         expected = local.expected_rows()
         if local.index is None:  # compare what can be compared: the text
             expected = {n: (h, *rows.get(n, (None, None, None))[1:]) for n, (h, _, _) in
@@ -470,7 +529,7 @@ def verify(local: LocalCards, settings: EngineSettings, options: Options | None 
         if ready.get("vector"):
             c.step(f"probe: `{sample}`'s own vector")
             vector = local.index.matrix[local.names.index(sample)]
-            _, got = c.query(sql.vector_sql(settings.table, vector.tolist(), w), "vector probe")
+            _, got = c.query(sql.vector_sql(c.table, vector.tolist(), w), "vector probe")
             first = str(got[0][0]) if got else None
             ok = first == sample
             report.probes.append({"probe": "vector", "card": sample, "first": first, "ok": ok})
@@ -483,7 +542,7 @@ def verify(local: LocalCards, settings: EngineSettings, options: Options | None 
             if found_word is not None:
                 card, word = found_word
                 c.step(f"probe: the word `{word}`, found only in `{card}`")
-                _, got = c.query(sql.bm25_sql(settings.table, word, w), "bm25 probe")
+                _, got = c.query(sql.bm25_sql(c.table, word, w), "bm25 probe")
                 first = str(got[0][0]) if got else None
                 ok = first == card
                 report.probes.append({"probe": "bm25", "card": card, "word": word,

@@ -9,15 +9,19 @@ statement, and the engine's own warning, execution time and query run id. An
 engine warning is a ``Warning`` of the ranking (kind ``engine``).
 
 * ``bm25``: ``bm25_search(..., W)`` ranked by score, then name; refused (with the
-  build command) when the index list shows no ready BM25 index on ``text``.
+  build command) when the index list shows no ready BM25 index on the text
+  column. The query text sent is the query's tokens joined by spaces
+  (``bm25_text``), never the raw text: no query syntax of the engine misreads it.
 * ``semantic``: the index-served vector shape. ``approximate`` only when the
   index list shows a ready cosine vector index on ``embedding``; otherwise the
   engine scans, the arm says ``approximate = False`` and warns that the index is
   missing. ``exact=True`` sends the full-scan shape (``approximate = False``, no
   warning). A hit's score is the cosine similarity (``1 - cosine_distance``).
   Model and revision are the rows' own (one grouped count, cached until the next
-  sync or build); rows under another model or revision than the query vector's
-  refuse the arm, naming both.
+  sync or build), or those ``[engine]`` declares for a table without model
+  columns (``model_from``); another model or revision than the query vector's
+  refuses the arm, naming both. The table's catalog and columns are ``[engine]``'s
+  (``EngineClient.table``).
 * ``hybrid``: one RRF statement with the local ``[search]`` k, weights and window;
   every hit carries both arms' ranks and scores (``None`` where an arm did not
   select the card). It needs what both arms need; its ``approximate`` follows its
@@ -48,6 +52,8 @@ from hqltui.core.engine.errors import EngineFailure
 from hqltui.core.engine.local import LocalCards
 from hqltui.core.engine.operations import Options
 from hqltui.core.engine.settings import EngineSettings
+from hqltui.core.fusion import RRF, FusionConfig
+from hqltui.core.lexical import tokens
 from hqltui.core.ranking import ArmScore, Hit, Ranking, Refusal, Retrieval, Warning
 
 BM25_MODEL = "hotdata.bm25_search"
@@ -74,6 +80,12 @@ class EngineAnswer:
     def to_json(self) -> dict[str, Any]:
         return {"query": self.query, **{k: v.to_json() for k, v in self.rankings().items()},
                 "statements": [s.to_json() for s in self.statements]}
+
+
+def bm25_text(text: str) -> str:
+    """What ``bm25_search`` is given: the query's tokens (``lexical.tokens``) joined by
+    spaces, never the raw text, so no query syntax of the engine can misread it."""
+    return " ".join(tokens(text))
 
 
 def index_label(settings: EngineSettings) -> str:
@@ -109,6 +121,7 @@ class VectorSide:
     approximate: bool
     refusal: Refusal | None = None
     warnings: tuple[Warning, ...] = ()  # the query vector's, then the index evidence's
+    model_from: str = provenance.STORED  # or provenance.DECLARED: a table without them
 
 
 def _bm25_retrieval(settings: EngineSettings, text: str, index: IndexInfo | None = None,
@@ -124,7 +137,7 @@ def _vector_retrieval(settings: EngineSettings, text: str, side: VectorSide,
         arm="semantic", query=text, index=index_label(settings), model=side.model,
         revision=side.revision, metric="cosine", approximate=side.approximate,
         query_vector_source=side.source,
-        engine=_evidence(side.index, ran, model_from="the engine's rows"),
+        engine=_evidence(side.index, ran, model_from=side.model_from),
     )
 
 
@@ -142,7 +155,8 @@ def _query_vector(local: LocalCards, text: str, live: bool) -> Any:
 def vector_side(c: EngineClient, settings: EngineSettings, local: LocalCards, text: str,
                 live: bool, indexes: list[IndexInfo]) -> VectorSide:
     """The query vector checked against the rows' model and the index list."""
-    index, index_warning = provenance.vector_index(indexes, settings.full_table)
+    index, index_warning = provenance.vector_index(indexes, settings.full_table,
+                                                   c.table.vector)
     ix = local.index
     model, revision = (ix.model, ix.revision) if ix else ("", "")
     base = VectorSide(None, None, model, revision, index, index is not None,
@@ -155,13 +169,13 @@ def vector_side(c: EngineClient, settings: EngineSettings, local: LocalCards, te
     if qv.refusal is not None or qv.vector is None:
         refusal = qv.refusal or Refusal("no query vector", "hql-semantics build")
         return replace(base, source=qv.source, refusal=refusal, warnings=warnings)
-    groups = provenance.engine_models(c)
+    groups, model_from = provenance.table_models(c)
     if len(groups) == 1:
         model, revision = str(groups[0].model), str(groups[0].revision)
     refusal = provenance.model_refusal(groups, ix.model, ix.revision)
     vector = None if refusal else np.asarray(qv.vector, dtype=np.float64).tolist()
     return replace(base, vector=vector, source=qv.source, model=model, revision=revision,
-                   refusal=refusal, warnings=warnings)
+                   refusal=refusal, warnings=warnings, model_from=model_from)
 
 
 def search(
@@ -192,9 +206,12 @@ def search(
     first = len(c.ran)
     try:
         out: dict[str, Ranking] = {}
+        c.table  # noqa: B018 - the catalog, checked or discovered (cached per table)
+        settings = c.settings  # now with its catalog
         c.step("reading the table's indexes")
         indexes = c.list_indexes()
-        text_index, bm25_refusal = provenance.bm25_index(indexes, settings.full_table)
+        text_index, bm25_refusal = provenance.bm25_index(indexes, settings.full_table,
+                                                         c.table.text)
         side = None
         if want & {"semantic", "hybrid"}:
             side = vector_side(c, settings, local, text, live, indexes)
@@ -239,9 +256,10 @@ def search(
 
 def bm25_ranking(c: EngineClient, settings: EngineSettings, text: str, window: int,
                  limit: int, *, index: IndexInfo | None = None) -> Ranking:
-    if not text.strip():
+    terms = bm25_text(text)
+    if not terms:
         return Ranking(retrieval=_bm25_retrieval(settings, text, index))
-    ran = c.run_sql(sql.bm25_sql(settings.table, text, window), "engine bm25 search")
+    ran = c.run_sql(sql.bm25_sql(c.table, terms, window), "engine bm25 search")
     pairs = [(str(r[0]), float(r[1])) for r in ran.rows]
     return Ranking(hits=_hits(pairs[:limit]), retrieval=_bm25_retrieval(settings, text, index,
                                                                          ran),
@@ -251,7 +269,7 @@ def bm25_ranking(c: EngineClient, settings: EngineSettings, text: str, window: i
 def vector_ranking(c: EngineClient, settings: EngineSettings, text: str, side: VectorSide,
                    window: int, limit: int, *, exact: bool) -> Ranking:
     assert side.vector is not None
-    statement = (sql.vector_exact_sql if exact else sql.vector_sql)(settings.table, side.vector,
+    statement = (sql.vector_exact_sql if exact else sql.vector_sql)(c.table, side.vector,
                                                                      window)
     what = "engine exact vector search" if exact else "engine vector search"
     ran = c.run_sql(statement, what)
@@ -264,14 +282,17 @@ def vector_ranking(c: EngineClient, settings: EngineSettings, text: str, side: V
 def _hybrid_retrieval(settings: EngineSettings, text: str, local: LocalCards,
                       bm25_r: Retrieval, vec_r: Retrieval,
                       ran: QueryResult | None = None) -> Retrieval:
+    # The engine fuses in SQL by RRF whatever the local default is: its retrieval says so.
     s = local.config.search
+    config = s.fusion_config(RRF)
     served = [a.engine.get("served_by") for a in (bm25_r, vec_r) if a.engine]
     return Retrieval(
         arm="hybrid", query=text, index=index_label(settings), model=hybrid.MODEL,
-        revision=hybrid.REVISION, metric="reciprocal rank", approximate=vec_r.approximate,
-        query_vector_source=vec_r.query_vector_source, fusion=hybrid.FUSION, k=s.rrf_k,
+        revision=hybrid.REVISION, metric=hybrid.METRICS[RRF], approximate=vec_r.approximate,
+        query_vector_source=vec_r.query_vector_source, fusion=RRF, k=s.rrf_k,
         weights={"bm25": s.weights.lexical, "semantic": s.weights.semantic},
         windows={"bm25": s.window, "semantic": s.window}, arms=(bm25_r, vec_r),
+        fusion_config=config.label(), parameters=config.parameters(),
         engine={**_evidence(None, ran), "served_by": [x for x in served if x is not None],
                 "full_scan": not vec_r.approximate},
     )
@@ -281,7 +302,7 @@ def hybrid_ranking(c: EngineClient, settings: EngineSettings, local: LocalCards,
                    side: VectorSide, limit: int, *, bm25_retrieval: Retrieval) -> Ranking:
     assert side.vector is not None
     s = local.config.search
-    statement = sql.hybrid_sql(settings.table, text, side.vector, k=s.rrf_k,
+    statement = sql.hybrid_sql(c.table, bm25_text(text), side.vector, k=s.rrf_k,
                                lexical_weight=s.weights.lexical,
                                semantic_weight=s.weights.semantic, window=s.window, limit=limit)
     ran = c.run_sql(statement, "engine hybrid search")
@@ -326,13 +347,13 @@ def client_fusion(bm25: Ranking, semantic: Ranking, *, k: float, weights: dict[s
         real[arm] = {h.rank: h.score for h in hits}
         retrieval = bm25.retrieval if arm == "bm25" else semantic.retrieval
         arms.append(hybrid.ArmScores(arm, scores, retrieval))
-    fused = hybrid.fuse(arms, names, query=query, k=k, weights=weights, window=window,
-                        limit=limit)
+    config = FusionConfig(RRF, k=k, weights=(weights["bm25"], weights["semantic"]))
+    fused = hybrid.fuse(arms, names, query=query, config=config, window=window, limit=limit)
     hits = tuple(
         Hit(h.card, h.score, h.rank, {
             arm: None if a is None else ArmScore(a.rank, real[arm][a.rank])
             for arm, a in h.arms.items()
-        })
+        }, h.contributions)
         for h in fused.hits
     )
     return replace(fused, hits=hits)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from hqltui.core.config import AppConfig as Config
 from hqltui.core.ranking import Refusal
@@ -23,6 +23,10 @@ from hqltui.core.ranking import Refusal
 CATALOG = "default"
 SCHEMA = "public"
 HOST_ENV = "HOTDATA_API_URL"
+
+
+OWN_COLUMNS = {"key": "name", "text": "text", "vector": "embedding", "model": "model",
+               "revision": "revision"}  # the roles' columns in a table this tool syncs
 
 
 @dataclass(frozen=True)
@@ -34,11 +38,32 @@ class EngineSettings:
     host: str | None  # None: the SDK default
     api_key_env: str
     workspace_env: str
+    catalog: str | None = None  # None: discovered from information_schema.tables
+    schema: str = SCHEMA
+    # role (key, text, vector, model, revision) -> column; None: declared, not stored
+    columns: Mapping[str, str | None] = field(default_factory=lambda: dict(OWN_COLUMNS))
+    declared_model: str | None = None  # for a table without model columns
+    declared_revision: str | None = None
 
     @property
     def full_table(self) -> str:
-        """The three-part name every query uses (the vector index is keyed by it)."""
-        return f"{CATALOG}.{SCHEMA}.{self.table}"
+        """The three-part name when the catalog is known (set, or discovered and put back
+        with ``with_catalog``); ``schema.table`` until then, for messages only."""
+        if self.catalog is None:
+            return f"{self.schema}.{self.table}"
+        return f"{self.catalog}.{self.schema}.{self.table}"
+
+    def with_catalog(self, catalog: str) -> EngineSettings:
+        return replace(self, catalog=catalog)
+
+    @property
+    def foreign(self) -> list[str]:
+        """How ``[engine]`` describes a table this tool did not create (empty: its own)."""
+        out = [f"{role}_column = {col}" for role, col in self.columns.items()
+               if col is not None and col != OWN_COLUMNS[role]]
+        if self.declared_model is not None:
+            out.append("a declared model (no model and revision columns)")
+        return out
 
     def describe(self) -> str:
         where = self.host or "the SDK's default host"
@@ -47,7 +72,7 @@ class EngineSettings:
 
     def __repr__(self) -> str:  # never show the key
         return (
-            f"EngineSettings(database={self.database!r}, table={self.table!r}, "
+            f"EngineSettings(database={self.database!r}, table={self.full_table!r}, "
             f"workspace={self.workspace!r}, host={self.host!r}, api_key=<from "
             f"{self.api_key_env}>)"
         )
@@ -92,4 +117,9 @@ def resolve(config: Config, env: Mapping[str, str] | None = None) -> EngineSetti
         host=host,
         api_key_env=engine.api_key_env,
         workspace_env=engine.workspace_env,
+        catalog=engine.catalog.lower() if engine.catalog else None,
+        schema=engine.schema.lower(),
+        columns=engine.columns,
+        declared_model=engine.model,
+        declared_revision=engine.revision,
     )

@@ -2,8 +2,10 @@
 
 Rules every statement follows:
 
-* the table is always the three-part ``default.public.<table>`` (a shorter
-  reference forfeits the vector index on the engine);
+* the table is always three-part, ``catalog.schema.table`` (a shorter
+  reference forfeits the vector index on the engine); the columns are the
+  table's own (``Table``: a table this tool did not build names them in
+  ``[engine]``), the key always answered as ``name``;
 * ``bm25_search`` always gets its bound ``W`` explicitly (left out, the engine
   caps silently at 1,000 rows) and is always ranked (it returns rows unsorted);
 * every ``ORDER BY`` -- an arm's order, each ``ROW_NUMBER()``, the fused order --
@@ -19,12 +21,38 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 
-from hqltui.core.engine.settings import CATALOG, SCHEMA
+from hqltui.core.engine.settings import CATALOG, OWN_COLUMNS, SCHEMA
 
-TEXT_COLUMN = "text"
-VECTOR_COLUMN = "embedding"
+TEXT_COLUMN = OWN_COLUMNS["text"]
+VECTOR_COLUMN = OWN_COLUMNS["vector"]
 DISTANCE = "cosine_distance"
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table as the SQL names it: three-part name and the column of each role."""
+
+    name: str  # catalog.schema.table
+    key: str = OWN_COLUMNS["key"]
+    text: str = TEXT_COLUMN
+    vector: str = VECTOR_COLUMN
+    model: str | None = OWN_COLUMNS["model"]  # None: the model is declared, not stored
+    revision: str | None = OWN_COLUMNS["revision"]
+
+
+def _t(table: Table | str) -> Table:
+    """A ``Table``; a bare name is this tool's own table in ``default.public``."""
+    return table if isinstance(table, Table) else Table(table_name(table))
+
+
+def _as(column: str, alias: str) -> str:
+    return alias if column == alias else f"{column} AS {alias}"
+
+
+def _key(t: Table) -> str:
+    return _as(t.key, "name")
 
 
 def table_name(table: str) -> str:
@@ -59,47 +87,60 @@ def _window(w: int) -> int:
     return w
 
 
-def rows_sql(table: str) -> str:
-    """Every row's identity and provenance, for parity with the vault."""
-    return (
-        f"SELECT name, content_hash, model, revision FROM {table_name(table)} "
-        "ORDER BY name ASC"
-    )
+def rows_sql(table: Table | str) -> str:
+    """Every row's identity and provenance, for parity with the vault (this tool's tables)."""
+    t = _t(table)
+    return f"SELECT name, content_hash, model, revision FROM {t.name} ORDER BY name ASC"
 
 
-def models_sql(table: str) -> str:
+def models_sql(table: Table | str) -> str:
     """The rows' models and revisions, counted: what a vector arm's provenance rests on."""
+    t = _t(table)
     return (
-        f"SELECT model, revision, COUNT(name) AS n FROM {table_name(table)} "
-        "GROUP BY model, revision ORDER BY model ASC, revision ASC"
+        f"SELECT {_as(str(t.model), 'model')}, {_as(str(t.revision), 'revision')}, "
+        f"COUNT({t.key}) AS n "
+        f"FROM {t.name} GROUP BY {t.model}, {t.revision} "
+        f"ORDER BY {t.model} ASC, {t.revision} ASC"
     )
 
 
-def bm25_sql(table: str, query: str, window: int) -> str:
+def catalogs_sql(schema: str, table: str) -> str:
+    """The catalogs a ``schema.table`` answers to: the only authority on the catalog."""
+    return (
+        "SELECT table_catalog FROM information_schema.tables "
+        f"WHERE table_schema = {quote_literal(schema)} AND table_name = {quote_literal(table)} "
+        "ORDER BY table_catalog ASC"
+    )
+
+
+def bm25_sql(table: Table | str, query: str, window: int) -> str:
+    t = _t(table)
     w = _window(window)
     return (
-        f"SELECT name, score FROM bm25_search({quote_literal(table_name(table))}, "
-        f"{quote_literal(TEXT_COLUMN)}, {quote_literal(query)}, {w}) "
+        f"SELECT {_key(t)}, score FROM bm25_search({quote_literal(t.name)}, "
+        f"{quote_literal(t.text)}, {quote_literal(query)}, {w}) "
         f"ORDER BY score DESC, name ASC LIMIT {w}"
     )
 
 
-def vector_sql(table: str, vector: Iterable[float], window: int) -> str:
+def vector_sql(table: Table | str, vector: Iterable[float], window: int) -> str:
     """The index-served shape (approximate on the engine: an HNSW lookup)."""
+    t = _t(table)
     w = _window(window)
     return (
-        f"SELECT name, {DISTANCE}({VECTOR_COLUMN}, {vector_literal(vector)}) AS _distance "
-        f"FROM {table_name(table)} ORDER BY _distance ASC, name ASC LIMIT {w}"
+        f"SELECT {_key(t)}, {DISTANCE}({t.vector}, {vector_literal(vector)}) AS _distance "
+        f"FROM {t.name} ORDER BY _distance ASC, name ASC LIMIT {w}"
     )
 
 
-def vector_exact_sql(table: str, vector: Iterable[float], window: int) -> str:
+def vector_exact_sql(table: Table | str, vector: Iterable[float], window: int) -> str:
     """Every row ranked, then cut on the rank: a full scan, exact."""
+    t = _t(table)
     w = _window(window)
     return (
         "WITH scored AS ("
-        f"SELECT name, {DISTANCE}({VECTOR_COLUMN}, {vector_literal(vector)}) AS _distance "
-        f"FROM {table_name(table)}), "
+        f"SELECT {_key(t)}, {DISTANCE}({t.vector}, {vector_literal(vector)}) AS _distance "
+        f"FROM {t.name}), "
         "ranked AS (SELECT name, _distance, "
         "ROW_NUMBER() OVER (ORDER BY _distance ASC, name ASC) AS arm_rank FROM scored) "
         f"SELECT name, _distance FROM ranked WHERE arm_rank <= {w} "
@@ -108,7 +149,7 @@ def vector_exact_sql(table: str, vector: Iterable[float], window: int) -> str:
 
 
 def hybrid_sql(
-    table: str,
+    table: Table | str,
     query: str,
     vector: Iterable[float],
     *,
@@ -126,17 +167,17 @@ def hybrid_sql(
     """
     w = _window(window)
     n = max(0, int(limit))
-    t = table_name(table)
+    t = _t(table)
     kk, wl, ws = number(k), number(lexical_weight), number(semantic_weight)
     return (
         "WITH near AS ("
-        f"SELECT name, {DISTANCE}({VECTOR_COLUMN}, {vector_literal(vector)}) AS _distance "
-        f"FROM {t} ORDER BY _distance ASC, name ASC LIMIT {w}), "
+        f"SELECT {_key(t)}, {DISTANCE}({t.vector}, {vector_literal(vector)}) AS _distance "
+        f"FROM {t.name} ORDER BY _distance ASC, name ASC LIMIT {w}), "
         "near_ranked AS (SELECT name, _distance, "
         "ROW_NUMBER() OVER (ORDER BY _distance ASC, name ASC) AS arm_rank FROM near), "
-        "text_ranked AS (SELECT name, score, "
-        "ROW_NUMBER() OVER (ORDER BY score DESC, name ASC) AS arm_rank "
-        f"FROM bm25_search({quote_literal(t)}, {quote_literal(TEXT_COLUMN)}, "
+        f"text_ranked AS (SELECT {_key(t)}, score, "
+        f"ROW_NUMBER() OVER (ORDER BY score DESC, {t.key} ASC) AS arm_rank "
+        f"FROM bm25_search({quote_literal(t.name)}, {quote_literal(t.text)}, "
         f"{quote_literal(query)}, {w})), "
         "fused AS (SELECT COALESCE(text_ranked.name, near_ranked.name) AS name, "
         "text_ranked.arm_rank AS lexical_rank, text_ranked.score AS lexical_score, "

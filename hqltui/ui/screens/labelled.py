@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.console import RenderableType
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -27,6 +28,7 @@ class LabelledScreen(Screen[str | None]):
     DEFAULT_CSS = """
     LabelledScreen #labelled-title { height: 1; padding: 0 1; background: $panel; }
     LabelledScreen #labelled-summary { height: auto; padding: 1 1 0 1; }
+    LabelledScreen #labelled-tune { height: auto; padding: 0 1; display: none; }
     LabelledScreen #labelled-table { height: 1fr; margin-top: 1; }
     """
 
@@ -34,6 +36,12 @@ class LabelledScreen(Screen[str | None]):
         Binding("escape,q", "close", "back", tooltip="back to the search", id="labelled.close"),
         Binding("s", "sort", "sort", tooltip="sort by the next column", id="labelled.sort"),
         Binding("r", "reverse", "reverse", tooltip="reverse the order", id="labelled.reverse"),
+        Binding("t", "app.tune_labels", "tune", tooltip="run tune on these labels as a job",
+                id="labelled.tune"),
+        Binding("c", "app.tune_cancel", "cancel tune", tooltip="cancel the tune job",
+                id="labelled.tune-cancel"),
+        Binding("w", "app.tune_write", "write", tooltip="write tune's best fusion to "
+                "[search] (asks first)", id="labelled.tune-write"),
     ]
 
     def __init__(self, title: Text, waiting: Text) -> None:
@@ -45,10 +53,12 @@ class LabelledScreen(Screen[str | None]):
         self.palette: Palette | None = None
         self.sort = "#"
         self.reverse = False
+        self.tune_shown: RenderableType = ""
 
     def compose(self) -> ComposeResult:
         yield Static(self._title, id="labelled-title")
         yield Static(self._waiting, id="labelled-summary")
+        yield Static("", id="labelled-tune")  # the tune job: progress, then its table
         table: DataTable[Text | str] = DataTable(id="labelled-table", cursor_type="row",
                                                  zebra_stripes=True)
         yield table
@@ -61,10 +71,16 @@ class LabelledScreen(Screen[str | None]):
     def show_message(self, text: Text) -> None:
         self.query_one("#labelled-summary", Static).update(text)
 
+    def show_tune(self, shown: RenderableType) -> None:
+        self.tune_shown = shown  # what the tune line shows (tests read it)
+        box = self.query_one("#labelled-tune", Static)
+        box.display = True
+        box.update(shown)
+
     def show_report(self, report: Report, lexical: str, p: Palette) -> None:
         self.report, self.lexical, self.palette = report, lexical, p
         self.query_one("#labelled-summary", Static).update(
-            labelled_views.summary(report, lexical, p))
+            labelled_views.summary(report, p))
         self._fill()
         self.table.focus()
 

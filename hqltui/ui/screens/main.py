@@ -55,6 +55,8 @@ class MainScreen(Screen[None]):
         Binding("f", "filter_cards", "filter cards", show=False, id="main.filter-cards"),
         Binding("l", "app.toggle_lexical", "switch lexical arm", show=False,
                 id="main.lexical"),
+        Binding("m", "app.cycle_fusion", "cycle hybrid's fusion", show=False,
+                id="main.fusion"),
         Binding("e", "app.edit_card", "edit card in $EDITOR", show=False, id="main.edit"),
         Binding("r", "app.reload", "reload vault", show=False, id="main.reload"),
         Binding("w", "app.show_warnings", "all warnings", show=False, id="main.warnings"),
@@ -65,6 +67,7 @@ class MainScreen(Screen[None]):
         super().__init__()
         self.jobs_hint = jobs_hint  # the empty jobs panel's line, with the active keys
         self.focus_later: str | None = None  # a column asked for while it was busy
+        self._warnings_said: object = None  # what the warnings strip shows now
 
     def compose(self) -> ComposeResult:
         yield StatusLine("loading vault…", id="status")
@@ -115,6 +118,7 @@ class MainScreen(Screen[None]):
         self.show_status(views.loading_status(state.vault_path, p))
         self.paint_columns(views.message_columns("loading vault…", p.muted, "busy"), state, p,
                            keys)
+        self._warnings_said = None
         self.query_one(WarningsStrip).show(Text("loading…", style=p.muted))
 
     def paint_failure(self, state: ScreenState, p: Palette, keys: Keys) -> None:
@@ -158,8 +162,15 @@ class MainScreen(Screen[None]):
             box.update(line)
 
     def paint_warnings(self, state: ScreenState, p: Palette, keys: Keys) -> None:
+        """The strip, drawn again only when what it says changed (most answers bring the
+        same warnings, and laying out a long strip on each keystroke costs)."""
+        title = views.warnings_title(state, keys)
+        said = (title, tuple(state.warnings()), p)
+        if said == self._warnings_said:
+            return
+        self._warnings_said = said
         strip = self.query_one(WarningsStrip)
-        strip.border_title = views.warnings_title(state, keys)
+        strip.border_title = title
         strip.show(views.warnings_text(state, p, one_line=True))
 
     def select(self, name: str | None, source: str) -> None:

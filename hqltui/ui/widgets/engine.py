@@ -24,7 +24,8 @@ ENGINE_SLOTS = ("engine-bm25", "engine-semantic", "engine-hybrid")
 
 
 class EngineRow(Vertical):
-    """Three engine columns, or one line in their place."""
+    """Three engine columns (with the answer's warnings under them), or one line in their
+    place."""
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
@@ -36,6 +37,7 @@ class EngineRow(Vertical):
             yield RankingColumn("engine-semantic", "engine vector", id="engine-semantic")
             yield RankingColumn("engine-hybrid", "engine hybrid", id="engine-hybrid")
         yield Static("", id="engine-line")
+        yield Static("", id="engine-notes")
 
     def column(self, slot: str) -> RankingColumn:
         return self.query_one(f"#{slot}", RankingColumn)
@@ -75,6 +77,8 @@ class EngineRow(Vertical):
             self.set_class(True, "-line")
             return
         self.set_class(False, "-line")
+        self.query_one("#engine-notes", Static).update(view.notes or "")
+        self.set_class(view.notes is not None, "-notes")
         for slot, shown in view.columns.items():
             column = self.column(slot)
             if shown.rows is None:
