@@ -16,11 +16,21 @@ selected the card, with 1-based ranks inside each arm's window.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from hqltui.core.ranking import ArmScore, Hit, Ranking, Refusal, Retrieval, Warning, rank_indices
+from hqltui.core.ranking import (
+    ArmScore,
+    Hit,
+    Passage,
+    Ranking,
+    Refusal,
+    Retrieval,
+    Warning,
+    rank_indices,
+)
 
 FUSION = "rrf"
 MODEL = "hqltui.rrf.v1"
@@ -44,6 +54,8 @@ class ArmScores:
     refusal: Refusal | None = None
     top: np.ndarray | None = None
     total: int | None = None
+    # semantic with passages: the answering passage of each card scored exactly
+    passages: Mapping[int, Passage] | None = None
 
     def ranked(self, cut: int) -> np.ndarray:
         """Positions of the best ``cut`` cards, in rank order."""

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hqltui.core.passages import PassageIndex, read_passages
 from hqltui.core.ranking import Refusal, Warning
 from producer.config import Config
 from producer.index import (
@@ -108,6 +109,8 @@ class SemanticIndex:
     # Stored query vectors that are not finite and unit length: never used.
     invalid_queries: tuple[str, ...] = ()
     names: tuple[str, ...] = ()  # the vault's card names, in matrix row order
+    # The chunk table, when the index holds passages: the arm then scores by best passage.
+    passages: PassageIndex | None = None
 
     @property
     def excluded(self) -> np.ndarray:
@@ -159,6 +162,8 @@ class SemanticIndex:
                 f"{not_unit_problem(text, query=True).message}, so it is not used "
                 f"(rebuild: {BUILD})",
             ))
+        if self.passages is not None:
+            out += self._passage_warnings(self.passages)
         if self.orphan_names:
             out.append(_counted(
                 "orphan", self.orphan_names,
@@ -166,6 +171,29 @@ class SemanticIndex:
                 f"no longer in the vault: {listed(self.orphan_names)}",
             ))
         return tuple(out)
+
+
+    @staticmethod
+    def _passage_warnings(passages: PassageIndex) -> list[Warning]:
+        """A card's stale text covers its passages (warned once, as the card); cards with
+        no passage are counted; bad passage vectors are named. Passage orphans join the
+        card orphans (``orphan_names``)."""
+        out = []
+        if passages.uncovered_names:
+            out.append(_counted(
+                "absent", passages.uncovered_names,
+                ("1 card has", "{n} cards have"),
+                "no passages in the index, so the semantic arm scores them by their card "
+                "vector alone",
+            ))
+        for card, ordinal in passages.invalid:
+            problem = not_unit_problem(card, passage=ordinal)
+            out.append(Warning(
+                "index",
+                f"{problem.message}, so it is left out of semantic and hybrid (rebuild: {BUILD})",
+                (card,),
+            ))
+        return out
 
 
 def _counted(kind: str, names: tuple[str, ...], nouns: tuple[str, str], rest: str) -> Warning:
@@ -205,17 +233,20 @@ def open_index(vault: Vault, config: Config) -> SemanticIndex | Refusal:
             f"move it aside (the app's F7 offers to rename it), then {fix}",
         )
     try:
-        conn = connect_readonly(file)
+        conn = connect_readonly(file, shared=True)
     except IndexBusy as exc:  # waited for the lock already: say who holds it, not "build"
         return Refusal(f"the index `{display}` {str(exc).split(': ', 1)[-1]}", exc.fix or fix)
     except StoreError as exc:
         return Refusal(f"the index `{display}` cannot be read ({_reason(exc)}): build it", fix)
+    result: SemanticIndex | Refusal | None = None
     try:
-        return _read(conn, vault, config, display, fix)
+        result = _read(conn, vault, config, display, fix)
+        return result
     except sqlite3.DatabaseError as exc:  # e.g. corruption found part-way
         return Refusal(f"the index `{display}` cannot be read ({exc}): build it", fix)
     finally:
-        conn.close()
+        if not (isinstance(result, SemanticIndex) and result.passages is not None):
+            conn.close()  # an index with passages keeps it: their float32 rows are read later
 
 
 def _reason(exc: StoreError) -> str:
@@ -310,6 +341,11 @@ def _read(
         matrix[at] = vectors if keep.all() else vectors[keep]  # no second copy when all good
         present[at] = True
     stale &= present
+    passages = read_passages(conn, dims, position, present, names)
+    if isinstance(passages, str):
+        return Refusal(passages, fix)
+    if passages is not None:
+        orphans |= {n for n in passages.orphans if n not in position}
     return SemanticIndex(
         path=display,
         model=str(model_id),
@@ -333,5 +369,6 @@ def _read(
         duplicate_names=tuple(sorted(names[i] for i in doubled)),
         invalid_queries=tuple(bad_queries),
         names=tuple(names),
+        passages=passages,
     )
 

@@ -71,6 +71,7 @@ __all__ = [
     "ArmScore",
     "arm_failure",
     "Hit",
+    "Passage",
     "Ranking",
     "Refusal",
     "Retrieval",
@@ -136,6 +137,8 @@ class Retrieval:
     weights: Mapping[str, float] | None = None
     windows: Mapping[str, int] | None = None
     arms: tuple[Retrieval, ...] = ()
+    # semantic scoring cards by their best passage: the recipe, its digest, the count
+    passages: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -148,6 +151,8 @@ class Retrieval:
             "approximate": self.approximate,
             "query_vector_source": self.query_vector_source,
         }
+        if self.passages is not None:
+            out["passages"] = dict(self.passages)
         if self.fusion is not None:
             out["fusion"] = self.fusion
             out["k"] = self.k
@@ -155,6 +160,21 @@ class Retrieval:
             out["windows"] = dict(self.windows or {})
             out["arms"] = [arm.to_json() for arm in self.arms]
         return out
+
+
+@dataclass(frozen=True)
+class Passage:
+    """The passage that answered for a card (semantic with passages): character offsets
+    into the card's text (``text[start:end]``). ``ordinal`` is its number in the card, or
+    None when the card's own vector scored best (the span is then the card's beginning,
+    its first passage's, which that vector reads)."""
+
+    ordinal: int | None
+    start: int
+    end: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ordinal": self.ordinal, "start": self.start, "end": self.end}
 
 
 class ArmScore(NamedTuple):
@@ -168,9 +188,12 @@ class Hit:
     score: float
     rank: int
     arms: Mapping[str, ArmScore | None] = field(default_factory=dict)
+    passage: Passage | None = None  # semantic with passages (and hybrid): what answered
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"card": self.card, "score": self.score, "rank": self.rank}
+        if self.passage is not None:
+            out["passage"] = self.passage.to_json()
         if self.arms:
             out["arms"] = {
                 name: None if a is None else {"rank": a.rank, "score": a.score}
