@@ -5,9 +5,11 @@
 ``decoys`` (card names that write the query's words and are not relevant).
 
 Per arm (``hashbag``, ``bm25``, ``semantic``, and hybrid fusing each lexical
-arm), over all queries and per kind: hit@1 and hit@5 (share of queries with a
-relevant card in the top 1 / top 5), MRR@10 (mean reciprocal rank of the first
-relevant card within the top 10, else 0), recall@10 (share of a query's
+arm; where the index holds passages, ``semantic`` scores by best passage and
+``semantic[cards]`` is the same arm on card vectors alone), over all queries
+and per kind: hit@1 and hit@5 (share of queries with a relevant card in the
+top 1 / top 5), MRR@10 (mean reciprocal rank of the first relevant card within
+the top 10, else 0), recall@10 (share of a query's
 relevant cards in its top 10, averaged over queries), and decoys@5 (mean number
 of decoys in the top 5). A refused query counts as a miss and is counted.
 Everything runs on one ``Session`` snapshot, the one the app uses.
@@ -123,11 +125,17 @@ class Report:
     per_query: list[dict[str, Any]] = field(default_factory=list)
 
 
+CARD_LEVEL = "semantic[cards]"  # the semantic arm on card vectors, where it scores passages
+
+
 def evaluate(session: Any, queries: list[LabelledQuery], *, live: bool = False) -> Report:
-    # Every arm, then hybrid fusing each lexical arm (the configured one first).
+    # Every arm, then hybrid fusing each lexical arm (the configured one first); with
+    # passages, the semantic arm on card vectors alone too, to compare the two.
     default = session.search.lexical
     fused_with = [default, *(a for a in LEXICAL_ARMS if a != default)]
-    arms = [*ARMS, *(f"{HYBRID}[{lex}]" for lex in fused_with)]
+    card_level = session.card_level() if session.scores_passages else None
+    arms = [*ARMS, *([CARD_LEVEL] if card_level else []),
+            *(f"{HYBRID}[{lex}]" for lex in fused_with)]
     report = Report(arms, {a: Tally() for a in arms})
     for q in queries:
         rankings: dict[str, Any] = {}
@@ -136,6 +144,8 @@ def evaluate(session: Any, queries: list[LabelledQuery], *, live: bool = False) 
             for arm, ranking in answer.items():
                 name = f"{HYBRID}[{lex}]" if arm == HYBRID else arm
                 rankings.setdefault(name, ranking)
+        if card_level is not None:
+            rankings[CARD_LEVEL] = card_level.rank(q.text, "semantic", limit=DEPTH, live=live)
         detail: dict[str, Any] = {"text": q.text, "kind": q.kind, "arms": {}}
         for arm in arms:
             ranking = rankings[arm]

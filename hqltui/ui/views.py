@@ -20,10 +20,10 @@ from hqltui.core import oneline
 from hqltui.core.arms import LEXICAL_CHOICES
 from hqltui.ui import render
 from hqltui.ui.state import SLOTS, ScreenState
-from producer.terminal import shown, shown_body
+from producer.terminal import shown
 
 if TYPE_CHECKING:
-    from hqltui.core.ranking import Hit, Ranking, Refusal, Retrieval
+    from hqltui.core.ranking import Hit, Passage, Ranking, Refusal, Retrieval
     from hqltui.ui.keys import Keys
     from hqltui.ui.palette import Palette
     from producer.vault import Card
@@ -281,8 +281,33 @@ def card_detail(state: ScreenState, name: str, p: Palette, full: bool) -> Render
         head.append("\nunresolved: ", style=p.warning)
         head.append(shown(", ".join(dict.fromkeys(oneline.link_target(t) for t in unresolved))))
     terms = render.query_terms(state.answer_text) if state.answer is not None else set()
-    body = render.body_text(shown_body(card.body), terms, mark=p.mark, heading=p.heading)
-    return Group(head, Text("─" * 40, style=p.muted), body)
+    passage = answering_passage(state, name)
+    span = None
+    if passage is not None:
+        skip = len(card.text) - len(card.body)  # the body ends the text (the text contract)
+        span = (max(0, passage.start - skip), max(0, passage.end - skip))
+        which = "its card vector" if passage.ordinal is None else f"passage {passage.ordinal}"
+        head.append("\nanswered by: ", style="bold")
+        head.append(f"{which}, characters {passage.start}–{passage.end} of its text (marked)")
+    body, anchor = render.body_text(card.body, terms, mark=p.mark, heading=p.heading, span=span,
+                                    span_style=p.passage)
+    rule = Text("─" * 40, style=p.muted)
+    if anchor is None:
+        return Group(head, rule, body)
+    before, after = body.divide([anchor])
+    before.rstrip()  # the line break before the passage: the pane starts it on its own line
+    return render.Anchored(Group(head, rule, before), after)
+
+
+def answering_passage(state: ScreenState, name: str) -> Passage | None:
+    """The passage the semantic column (or else hybrid) says answered for ``name``."""
+    rankings = state.rankings()
+    for slot in ("semantic", "hybrid"):
+        ranking = rankings.get(slot)
+        hit = ranking.hit(name) if ranking is not None and ranking.ok else None
+        if hit is not None and hit.passage is not None:
+            return hit.passage
+    return None
 
 
 def _ranks(head: Text, state: ScreenState, name: str, p: Palette) -> None:
