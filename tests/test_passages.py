@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hqltui.core import passages as passages_module
 from hqltui.core.passages import exact_dots
 from hqltui.core.ranking import rank
 from hqltui.core.session import Session
@@ -247,12 +248,16 @@ def near_tie_index(root: Path, n_cards: int = 60, per_card: int = 7) -> np.ndarr
     return np.asarray(rows)
 
 
-def test_float16_held_passages_rank_bit_for_bit_as_float32(tmp_path: Path) -> None:
+@pytest.mark.parametrize("hold", ["float16", "float32"])
+def test_held_passages_rank_bit_for_bit_as_float32(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hold: str
+) -> None:
+    monkeypatch.setattr(passages_module, "HOLD", hold)
     root = tmp_path / "ties"
     full = near_tie_index(root)
     session = Session.load(root, cache_dir=tmp_path / "cache")
     assert session.index is not None and session.index.passages is not None
-    assert session.index.passages.vectors.dtype == np.float16
+    assert session.index.passages.vectors.dtype == np.dtype(hold)
     window = session.search.window
     got = session.rank("q", "semantic", limit=window)
 

@@ -245,8 +245,9 @@ def open_index(vault: Vault, config: Config) -> SemanticIndex | Refusal:
     except sqlite3.DatabaseError as exc:  # e.g. corruption found part-way
         return Refusal(f"the index `{display}` cannot be read ({exc}): build it", fix)
     finally:
-        if not (isinstance(result, SemanticIndex) and result.passages is not None):
-            conn.close()  # an index with passages keeps it: their float32 rows are read later
+        held = isinstance(result, SemanticIndex) and result.passages is not None
+        if not (held and result.passages.source is not None):  # type: ignore[union-attr]
+            conn.close()  # float16-held passages keep it: their float32 rows are read later
 
 
 def _reason(exc: StoreError) -> str:

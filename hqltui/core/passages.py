@@ -1,13 +1,14 @@
-"""Passages of the semantic index: read once into float16, scored by best passage.
+"""Passages of the semantic index: read once, scored by best passage.
 
 An index built with passages (``producer.passages``) has a ``chunk`` table: each
 card's passages with their character offsets in the card's text, and a
 ``chunk_recipe`` row. ``read_passages`` loads them, grouped by card in the
-vault's order, with the vectors held as float16 (half the memory of float32;
-a man-page vault holds ~100k passages). The file stays open: the float32
-vectors of the few passages that can decide a ranking are read back from it at
-query time (``Float32Rows``), so within the cut the ranking is the one the
-float32 vectors give, bit for bit (``best_passage_scores``).
+vault's order, with the vectors held as float32, or as float16 past
+``FLOAT32_BUDGET`` (half the memory). With float16 the file stays open: the
+float32 vectors of the few passages that can decide a ranking are read back
+from it at query time (``Float32Rows``). Either way, within the cut the
+ranking is the one the stored float32 vectors give, bit for bit
+(``best_passage_scores``).
 
 The rules for stale, absent and orphan rows are the cards' (``index_reader``):
 a stale card's passages are stale with it (ranked, warned once per card);
@@ -36,6 +37,13 @@ from producer.passages import Recipe
 LOAD_BATCH = 8192
 # Rows converted to float32 per step of the approximate pass.
 SCORE_BLOCK = 32768
+# Passages are held as float32 while that matrix stays within this many bytes
+# (a man-page vault's ~100k passages: 154 MB), else as float16 (half the memory;
+# numpy converts float16 to float32 without SIMD, ~7x the cost of the float32
+# product per query, measured in benchmarks/bench_passages.py). Either way the
+# ranking within the cut is the float32 one. ``HOLD`` forces one (tests, benchmarks).
+FLOAT32_BUDGET = 768 * 2**20
+HOLD: str | None = None  # None | "float32" | "float16"
 
 
 class Float32Rows:
@@ -74,7 +82,7 @@ class Float32Rows:
 class PassageIndex:
     recipe: Recipe
     digest: str
-    vectors: np.ndarray  # (passages, dims) float16, grouped by card in vault order
+    vectors: np.ndarray  # (passages, dims) float32 or float16, grouped by card in vault order
     card: np.ndarray  # int64: the vault position of each passage's card
     ordinal: np.ndarray  # int64
     start: np.ndarray  # int64: character offsets into the card's text
@@ -82,7 +90,7 @@ class PassageIndex:
     rowid: np.ndarray  # int64: the row in the file, where its float32 vector is read
     valid: np.ndarray  # bool: finite and unit length (others are left out)
     bounds: np.ndarray  # int64 (cards + 1): card i's passages are bounds[i]:bounds[i+1]
-    source: Float32Rows
+    source: Float32Rows | None  # float16 held: where the float32 rows are read at the cut
     uncovered_names: tuple[str, ...] = ()  # cards with a vector and no passage
     orphans: tuple[str, ...] = ()  # names of passages' cards not in the vault
     invalid: tuple[tuple[str, int], ...] = ()  # (card, ordinal) left out
@@ -127,7 +135,8 @@ def read_passages(
         return problem.message
     assert stored.recipe is not None
     total = conn.execute("SELECT count(*) FROM chunk").fetchone()[0]
-    vectors = np.empty((total, dims), dtype=np.float16)
+    hold = HOLD or ("float32" if total * dims * 4 <= FLOAT32_BUDGET else "float16")
+    vectors = np.empty((total, dims), dtype=np.float16 if hold == "float16" else np.float32)
     cols = _Columns()
     kept = 0
     orphans: set[str] = set()
@@ -193,7 +202,7 @@ def read_passages(
         rowid=rowid,
         valid=valid,
         bounds=bounds,
-        source=Float32Rows(conn, dims),
+        source=Float32Rows(conn, dims) if vectors.dtype == np.float16 else None,
         uncovered_names=uncovered,
         orphans=tuple(sorted(orphans)),
         invalid=tuple(sorted(invalid)),
@@ -237,10 +246,14 @@ def best_passage_scores(
     q64 = q32.astype(np.float64)
     card_approx = (matrix @ q32).astype(np.float64)
     n_pass = passages.count
-    pass_approx = np.empty(n_pass, dtype=np.float32)
-    for a in range(0, n_pass, SCORE_BLOCK):
-        block = passages.vectors[a : a + SCORE_BLOCK].astype(np.float32)
-        pass_approx[a : a + block.shape[0]] = block @ q32
+    half = passages.vectors.dtype == np.float16
+    if half:
+        pass_approx = np.empty(n_pass, dtype=np.float32)
+        for a in range(0, n_pass, SCORE_BLOCK):
+            block = passages.vectors[a : a + SCORE_BLOCK].astype(np.float32)
+            pass_approx[a : a + block.shape[0]] = block @ q32
+    else:
+        pass_approx = passages.vectors @ q32
     pass_approx[~passages.valid] = -np.inf
     bounds = passages.bounds
     has = bounds[1:] > bounds[:-1]
@@ -248,7 +261,8 @@ def best_passage_scores(
     if n_pass:
         best[has] = np.maximum.reduceat(pass_approx, bounds[:-1][has]).astype(np.float64)
     approx = np.where(present, np.maximum(card_approx, best), 0.0)
-    error = float16_error(matrix.shape[1] if matrix.ndim == 2 else q32.size)
+    dims = q32.size
+    error = float16_error(dims) if half else dims * 2.0**-23
     winners: dict[int, Passage] = {}
 
     def exact(positions: np.ndarray) -> np.ndarray:
@@ -259,7 +273,12 @@ def best_passage_scores(
             for p, (a, b) in zip(positions.tolist(), spans, strict=True)
         ]
         flat = np.concatenate(candidates) if candidates else np.zeros(0, dtype=np.int64)
-        scores = exact_dots(passages.source.read(passages.rowid[flat]), q64) if flat.size else flat
+        if not flat.size:
+            scores = np.zeros(0)
+        elif passages.source is not None:  # float16 held: the stored float32 rows
+            scores = exact_dots(passages.source.read(passages.rowid[flat]), q64)
+        else:
+            scores = exact_dots(passages.vectors[flat], q64)
         at = 0
         for i, (p, cand) in enumerate(zip(positions.tolist(), candidates, strict=True)):
             mine = scores[at : at + cand.size]
