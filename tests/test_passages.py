@@ -320,3 +320,32 @@ def test_the_reader_warns_as_for_cards_and_refuses_an_unknown_recipe(
                                                                   "semantic")
     assert refused.refusal is not None
     assert "passage recipe is not one this tool knows" in refused.refusal.message
+
+
+# ----------------------------------------------------------------- the commands
+
+
+def test_query_json_and_eval_carry_the_passages(built: Path, tmp_path: Path, capsys) -> None:
+    import json
+
+    from hqltui.cli import main
+
+    code = main(["query", str(built), "file descriptor limit", "--mode", "semantic", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0
+    semantic = data["arms"]["semantic"]
+    top = semantic["hits"][0]
+    assert top["card"] == "shell" and set(top["passage"]) == {"ordinal", "start", "end"}
+    text = load_vault(built).by_name["shell"].text
+    assert "ulimit" in text[top["passage"]["start"] : top["passage"]["end"]]
+    assert semantic["retrieval"]["passages"]["digest"] == DEFAULT_RECIPE.digest
+    main(["query", str(built), "file descriptor limit", "--mode", "semantic", "--limit", "1"])
+    human = capsys.readouterr().out
+    assert f"passage {top['passage']['ordinal']} [" in human and "best of" in human
+    queries = tmp_path / "q.toml"
+    queries.write_text('[[query]]\ntext = "file descriptor limit"\nrelevant = ["shell"]\n'
+                       'kind = "keyword"\n')
+    assert main(["eval", str(built), str(queries), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert {"semantic", "semantic[cards]"} <= set(report["overall"])
+    assert report["overall"]["semantic"]["hit@1"] == 1.0
