@@ -14,7 +14,9 @@ failure with a message and the command that fixes it:
 6. ``model`` names no model (or more than one); 7. dimensions outside 1..8192;
 8. ``normalized = 0``; 9. a metric other than ``cosine``;
 10. the ``card`` table cannot be walked; 11. any card blob is not
-    ``dimensions * 4`` bytes.
+    ``dimensions * 4`` bytes; 12. with a ``chunk`` table (passages): its recipe
+    row is missing, doubled or unknown, or a passage blob is not
+    ``dimensions * 4`` bytes (``hqltui.core.passages``).
 
 Checks 4 and 6-11 are ``producer.index_checks`` problems of severity ``REFUSE``;
 the vectors that fail the unit-length check are its ``LEAVE_OUT`` problems.
