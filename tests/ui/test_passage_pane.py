@@ -52,5 +52,8 @@ async def test_the_answering_passage_is_marked_and_scrolled_to(make_app, shell: 
         console.print(pane.shown.before)
         detail = console.export_text()
         assert f"answered by: passage {hit.passage.ordinal}, characters" in detail
-        await settle(pilot)
+        for _ in range(20):  # the scroll happens after the pane's next refresh
+            if pane.scroll_y > 0:
+                break
+            await settle(pilot)
         assert pane.scroll_y > 0  # the pane opened at the passage, not at the card's top
