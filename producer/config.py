@@ -95,6 +95,7 @@ class Config:
     file: Path
     exists: bool = False
     index: str | None = None
+    passages: bool = False  # [semantics] passages: also embed each card's passages
     embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
     errors: dict[str, str] = field(default_factory=dict)
     # Set when the whole file cannot be read (not TOML, not UTF-8): every owned table
@@ -215,9 +216,16 @@ def _semantics(root: Path, table: Any, file: Path) -> str | None:
     where = table_label(file, "semantics")
     if not isinstance(table, dict):
         raise ConfigError(f"{where} is not a table")
-    known_keys(table, ("index", "embedder"), where)
+    known_keys(table, ("index", "embedder", "passages"), where)
     named = string_value(table, "index", where)
     return None if named is None else check_inside_path(root, named, file)
+
+
+def _passages(table: Any, file: Path) -> bool:
+    value = table.get("passages", False) if isinstance(table, dict) else False
+    if not isinstance(value, bool):
+        raise ConfigError(f"{table_label(file, 'semantics')} `passages` must be true or false")
+    return value
 
 
 def _embedder(table: Any, file: Path) -> EmbedderConfig:
@@ -273,6 +281,7 @@ def load_config(
     if semantics is not None:
         try:
             config.index = _semantics(root, semantics, file)
+            config.passages = _passages(semantics, file)
         except ConfigError as exc:
             config.errors["semantics"] = str(exc)
         if isinstance(semantics, dict) and "embedder" in semantics:

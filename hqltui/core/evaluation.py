@@ -202,6 +202,9 @@ def _rr(arm: dict[str, Any]) -> float:
     return 1.0 / first if first and first <= DEPTH else 0.0
 
 
+CARD_LEVEL = "semantic[cards]"  # the semantic arm on card vectors, where it scores passages
+
+
 def evaluate(
     session: Any,
     queries: list[LabelledQuery],
@@ -219,7 +222,9 @@ def evaluate(
     rows: dict[str, tuple[str, FusionConfig]] = {HYBRID: (default, config)}
     rows.update({f"{HYBRID}:lexical={lex}": (lex, config) for lex in others})
     rows.update({f"{HYBRID}:{f.label()}": (default, f) for f in fusions})
-    arms = [*ARMS, *rows]
+    # With passages, the semantic arm on card vectors alone too, to compare the two.
+    card_level = session.card_level() if getattr(session, "scores_passages", False) else None
+    arms = [*ARMS, *([CARD_LEVEL] if card_level is not None else []), *rows]
     report = Report(arms, {a: Tally() for a in arms},
                     fused={row: (lex, semantic) for row, (lex, _) in rows.items()})
     for q in queries:
@@ -233,6 +238,8 @@ def evaluate(
                 rankings.setdefault(arm, session.ranking_of(scored, DEPTH))
         for row, (lex, fusion) in rows.items():
             rankings[row] = session.fuse(q.text, list(windows[lex].values()), DEPTH, fusion)
+        if card_level is not None:
+            rankings[CARD_LEVEL] = card_level.rank(q.text, semantic, limit=DEPTH, live=live)
         detail: dict[str, Any] = {"text": q.text, "kind": q.kind, "arms": {}}
         per_arm: dict[str, QueryScores] = {}
         for arm in arms:

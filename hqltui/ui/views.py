@@ -22,12 +22,12 @@ from hqltui.core.evaluation import QueryScores, query_scores, winners
 from hqltui.core.hybrid import fusion_summary, fusion_title
 from hqltui.ui import render
 from hqltui.ui.state import SLOTS, ScreenState
-from producer.terminal import shown, shown_body
+from producer.terminal import shown
 from producer.wording import refusal_spans
 
 if TYPE_CHECKING:
     from hqltui.core.labels import Labels
-    from hqltui.core.ranking import Hit, Ranking, Refusal, Retrieval
+    from hqltui.core.ranking import Hit, Passage, Ranking, Refusal, Retrieval
     from hqltui.ui.keys import Keys
     from hqltui.ui.palette import Palette
     from producer.vault import Card
@@ -403,14 +403,28 @@ def card_detail(state: ScreenState, name: str, p: Palette, full: bool) -> Render
         head.append("\nunresolved: ", style=p.warning)
         head.append(shown(", ".join(dict.fromkeys(oneline.link_target(t) for t in unresolved))))
     terms = render.query_terms(state.answer_text) if state.answer is not None else set()
-    text, more = shown_body(card.body), 0
-    if not full:  # the pane previews; the card screen shows the whole body
-        text, more = preview(text, PREVIEW_LINES)
-    body = render.body_text(text, terms, mark=p.mark, heading=p.heading)
-    if not more:
-        return Group(head, Text("─" * 40, style=p.muted), body)
-    rest = Text(f"… {render.plural(more, 'more line')} in the full card", style=p.muted)
-    return Group(head, Text("─" * 40, style=p.muted), body, rest)
+    passage = answering_passage(state, name)
+    span = None
+    if passage is not None:
+        skip = len(card.text) - len(card.body)  # the body ends the text (the text contract)
+        span = (max(0, passage.start - skip), max(0, passage.end - skip))
+        which = "its card vector" if passage.ordinal is None else f"passage {passage.ordinal}"
+        head.append("\nanswered by: ", style="bold")
+        head.append(f"{which}, characters {passage.start}–{passage.end} of its text (marked)")
+    text, more = card.body, 0
+    if not full and span is None:  # the pane previews; the card screen shows the whole body,
+        text, more = preview(text, PREVIEW_LINES)  # and so does a pane opening at a passage
+    body, anchor = render.body_text(text, terms, mark=p.mark, heading=p.heading, span=span,
+                                    span_style=p.passage)
+    rule = Text("─" * 40, style=p.muted)
+    if anchor is None:
+        if not more:
+            return Group(head, rule, body)
+        rest = Text(f"… {render.plural(more, 'more line')} in the full card", style=p.muted)
+        return Group(head, rule, body, rest)
+    before, after = body.divide([anchor])
+    before.rstrip()  # the line break before the passage: the pane starts it on its own line
+    return render.Anchored(Group(head, rule, before), after)
 
 
 def preview(body: str, lines: int) -> tuple[str, int]:
@@ -420,6 +434,17 @@ def preview(body: str, lines: int) -> tuple[str, int]:
     if len(parts) <= lines or not parts[lines].strip():
         return body, 0
     return "\n".join(parts[:lines]), len(parts[lines].rstrip().split("\n"))
+
+
+def answering_passage(state: ScreenState, name: str) -> Passage | None:
+    """The passage the semantic column (or else hybrid) says answered for ``name``."""
+    rankings = state.rankings()
+    for slot in ("semantic", "hybrid"):
+        ranking = rankings.get(slot)
+        hit = ranking.hit(name) if ranking is not None and ranking.ok else None
+        if hit is not None and hit.passage is not None:
+            return hit.passage
+    return None
 
 
 def _ranks(head: Text, state: ScreenState, name: str, p: Palette) -> None:
@@ -471,6 +496,9 @@ def provenance(retrieval: Retrieval, p: Palette) -> Text:
     out.append(" · approximate" if retrieval.approximate else " · exact")
     if retrieval.query_vector_source and retrieval.arm == "semantic":
         out.append(f" · query vector: {retrieval.query_vector_source}")
+    if retrieval.passages:
+        p_ = retrieval.passages
+        out.append(f" · best of {p_['count']} passages ({p_['window']}/{p_['overlap']} tokens)")
     return out
 
 
