@@ -14,7 +14,9 @@ import sys
 SUBCOMMANDS = {
     "query": "hqltui.commands.query",
     "eval": "hqltui.commands.evaluate",
+    "tune": "hqltui.commands.tune",
     "engine": "hqltui.commands.engine",
+    "mcp": "hqltui.commands.mcp",
 }
 
 USAGE_ERROR = 2
@@ -25,7 +27,8 @@ def app_parser() -> argparse.ArgumentParser:
         prog="hql-tui",
         description="Rank a vault's cards by lexical, semantic and hybrid retrieval, side by side.",
         epilog="commands: hql-tui query VAULT TEXT | hql-tui eval VAULT QUERIES.toml | "
-        "hql-tui engine sync|build|verify|search VAULT (each has --help)",
+        "hql-tui tune VAULT QUERIES.toml | "
+        "hql-tui engine sync|build|verify|search VAULT | hql-tui mcp VAULT (each has --help)",
     )
     parser.add_argument("vault", help="the vault directory")
     parser.add_argument(

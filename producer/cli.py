@@ -17,6 +17,7 @@ from pathlib import Path
 
 from producer.config import PRECISIONS
 from producer.terminal import shown, shown_lines
+from producer.wording import with_fix
 
 PROG = "hql-semantics"
 
@@ -245,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _jsonl({"event": "error", "message": message, **({"fix": fix} if fix else {})})
         if getattr(args, "json", False):  # verify / inspect --json: the refusal as JSON
             print(json.dumps({"error": {"message": message, "fix": fix}}, ensure_ascii=False))
-        print(shown(f"{PROG}: {message}" + (f"; fix: {fix}" if fix else "")), file=sys.stderr)
+        print(shown(f"{PROG}: {with_fix(message, fix)}"), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         if jsonl:

@@ -29,6 +29,7 @@ from producer.index import (
     UNIT_TOLERANCE,
     sql_value,
 )
+from producer.wording import listed
 
 REFUSE = "refuse"
 LEAVE_OUT = "leave out"
@@ -112,6 +113,27 @@ def not_unit_problem(name: str, *, query: bool = False) -> IndexProblem:
                             "length", name)
     return IndexProblem("not_unit", LEAVE_OUT,
                         f"`{name}` has a stored vector that is not finite and unit length", name)
+
+
+def stale_message(name: str) -> str:
+    """A card whose text changed since the build: still scored, on its old text."""
+    return (f"`{name}` is stale (changed since the index was built); its semantic score "
+            "describes the old text")
+
+
+def absent_message(names: Sequence[str]) -> str:
+    """Cards with no index row: left out of semantic (and so of hybrid's semantic half)."""
+    tail = "absent from the index, so left out of the semantic ranking"
+    if len(names) == 1:
+        return f"`{names[0]}` is {tail}"
+    return f"{len(names)} cards are {tail}: {listed(names)}"
+
+
+def orphan_message(names: Sequence[str]) -> str:
+    """Index rows whose card left the vault: never shown, only counted."""
+    if len(names) == 1:
+        return f"`{names[0]}` is in the index and no longer in the vault"
+    return f"{len(names)} index rows name cards no longer in the vault: {listed(names)}"
 
 
 def duplicate_problem(name: str) -> IndexProblem:

@@ -24,9 +24,10 @@ def default_cache_dir(kind: str = "parse") -> Path:
 
 
 def cache_file(root: Path, kind: str, directory: Path | None = None) -> Path:
-    """One vault's cache file of ``kind``: named by a digest of the vault's real path."""
+    """One vault's cache file of ``kind``: named by a digest of the vault's real path and
+    by the kind, so caches of several kinds may share a ``directory``."""
     key = hashlib.sha256(str(Path(root).resolve()).encode()).hexdigest()[:24]
-    return (directory or default_cache_dir(kind)) / f"{key}.pickle"
+    return (directory or default_cache_dir(kind)) / f"{key}.{kind}.pickle"
 
 
 class ParseCache:

@@ -88,6 +88,8 @@ class Vault:
     is_hmd: bool
     relations: list[Relation] = field(default_factory=list)
     by_name: dict[str, Card] = field(default_factory=dict)
+    _incoming: dict[str, list[str]] | None = field(default=None, init=False, repr=False,
+                                                   compare=False)
 
     def __post_init__(self) -> None:
         if not self.by_name:
@@ -102,19 +104,32 @@ class Vault:
         return [link.target for link in card.links] if card else []
 
     def backlinks(self, name: str) -> list[str]:
-        found = {c.name for c in self.cards for link in c.links if link.target == name}
-        found.update(r.source for r in self.relations if r.target == name)
-        return sorted(found)
+        """The cards linking to ``name`` (links and relations), sorted; every card's
+        are gathered on the first call (a card pane asks on each answer)."""
+        if self._incoming is None:
+            incoming: dict[str, set[str]] = {}
+            for c in self.cards:
+                for link in c.links:
+                    incoming.setdefault(link.target, set()).add(c.name)
+            for r in self.relations:
+                incoming.setdefault(r.target, set()).add(r.source)
+            self._incoming = {target: sorted(names) for target, names in incoming.items()}
+        return list(self._incoming.get(name, ()))
 
     def unresolved(self, name: str | None = None) -> list[tuple[str, str]]:
-        """(card, target) for every link whose target is not a card name."""
+        """(card, target) for each link whose target is not a card name, once per pair.
+
+        A card that links to the same missing target several times is one problem, not
+        several: listing it once keeps `--list` and the warnings strip readable.
+        """
         cards = [self.by_name[name]] if name in self.by_name else self.cards
-        return [
+        pairs = (
             (c.name, link.target)
             for c in cards
             for link in c.links
             if link.target not in self.by_name
-        ]
+        )
+        return list(dict.fromkeys(pairs))
 
 
 # --------------------------------------------------------------------------- text

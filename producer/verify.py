@@ -13,7 +13,15 @@ from producer.index import (
     connect_readonly,
     read_index,
 )
-from producer.index_checks import IndexProblem, content_problems, model_problems, schema_problem
+from producer.index_checks import (
+    IndexProblem,
+    absent_message,
+    content_problems,
+    model_problems,
+    orphan_message,
+    schema_problem,
+    stale_message,
+)
 from producer.vault import load_vault
 
 
@@ -99,16 +107,12 @@ def verify(vault_dir: str | os.PathLike[str], index_path: str | os.PathLike[str]
     for card in vault.cards:
         row = stored.get(card.name)
         if row is None:
-            problems.append(Problem("absent", f"{card.name}: absent from the index", card.name))
+            problems.append(Problem("absent", absent_message([card.name]), card.name))
         elif row.content_hash != card.content_hash:
-            problems.append(
-                Problem(
-                    "stale", f"{card.name}: stale, the text has changed since the build", card.name
-                )
-            )
+            problems.append(Problem("stale", stale_message(card.name), card.name))
     names = {c.name for c in vault.cards}
     for name in sorted(stored.keys() - names):
-        problems.append(Problem("orphan", f"{name}: in the index and not in the vault", name))
+        problems.append(Problem("orphan", orphan_message([name]), name))
 
     model = contents.model
     header = model_problems(model.dimensions, model.metric, model.normalized)

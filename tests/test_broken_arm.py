@@ -203,6 +203,6 @@ def test_eval_counts_the_broken_arm_and_scores_the_others(
     code, out, err = run(capsys, "eval", str(vault), str(queries), "--json")
     assert code == 1 and "Traceback" not in err
     overall = json.loads(out)["overall"]
-    assert overall["hashbag"]["refused"] == 1 and overall["hybrid[hashbag]"]["refused"] == 1
-    for arm in ("bm25", "semantic", "hybrid[bm25]"):
+    assert overall["hashbag"]["refused"] == 1 and overall["hybrid:lexical=hashbag"]["refused"] == 1
+    for arm in ("bm25", "semantic", "hybrid"):
         assert overall[arm]["refused"] == 0 and overall[arm]["hit@1"] == 1.0

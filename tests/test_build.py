@@ -286,9 +286,11 @@ def test_verify_lists_every_problem(vault, tmp_path):
     # the reader's wording, from the one validator (producer/index_checks.py)
     assert "`card2` has a 12-byte vector where 32 bytes were declared" in messages
     assert "`card3` has a stored vector that is not finite and unit length" in messages
-    assert "card9: absent from the index" in messages
-    assert "card1: in the index and not in the vault" in messages
-    assert "card0: stale, the text has changed since the build" in messages
+    # and the reader's wording of stale, absent and orphan cards
+    assert "`card9` is absent from the index, so left out of the semantic ranking" in messages
+    assert "`card1` is in the index and no longer in the vault" in messages
+    assert ("`card0` is stale (changed since the index was built); its semantic score "
+            "describes the old text") in messages
     assert report.to_json()["clean"] is False
 
 

@@ -57,12 +57,18 @@ def test_query_all_json_has_provenance_for_every_arm(vault: Path, capsys) -> Non
     assert data["arms"]["semantic"]["retrieval"]["query_vector_source"] == "index"
     assert data["arms"]["semantic"]["retrieval"]["model"] == "test/model"
     hybrid = data["arms"]["hybrid"]
-    assert hybrid["retrieval"]["k"] == 60.0
-    assert hybrid["retrieval"]["weights"] == {"bm25": 1.0, "semantic": 1.0}
-    assert hybrid["retrieval"]["windows"] == {"bm25": 50, "semantic": 50}
-    assert [a["arm"] for a in hybrid["retrieval"]["arms"]] == ["bm25", "semantic"]
+    r = hybrid["retrieval"]
+    # The default fusion: adaptive over dbsf, this query's alpha and the signals that set it.
+    assert (r["fusion"], r["parameters"]["norm"], r["k"], r["weights"]) == (
+        "adaptive", "dbsf", None, None)
+    assert r["fusion_config"].startswith("adaptive:norm=dbsf,alpha_keyword=0.2,alpha_prose=0.8")
+    assert r["signals"]["words"] == 1.0 and r["signals"]["code"] == 0.0
+    assert r["alpha"] == pytest.approx(0.2 + 0.6 * 0.5)  # one plain word: half keyword-like
+    assert r["windows"] == {"bm25": 50, "semantic": 50}
+    assert [a["arm"] for a in r["arms"]] == ["bm25", "semantic"]
     first = hybrid["hits"][0]
     assert set(first["arms"]) == {"bm25", "semantic"}
+    assert sum(first["contributions"].values()) == pytest.approx(first["score"])
     assert data["arms"]["bm25"]["hits"][0]["card"] in {"barn-owl", "tawny-owl"}
     assert data["index"]["state"] == "ok" and data["index"]["fresh"] == 4
 
@@ -81,8 +87,8 @@ def test_a_refused_arm_exits_1_and_the_others_still_print(vault: Path, capsys) -
 def test_query_text_output(vault: Path, capsys) -> None:
     code, out, _ = run(capsys, "query", str(vault), "owl", "--limit", "2")
     assert code == 0
-    assert "hybrid (bm25 + semantic)" in out and "rrf k=60" in out
-    assert "query vector: index" in out
+    assert "hybrid (bm25 + semantic)" in out and "adaptive alpha=0.50 (words 1, code 0" in out
+    assert "norm dbsf" in out and "query vector: index" in out
     code, out, _ = run(capsys, "query", str(vault), "zebra", "--mode", "hashbag")
     assert code == 0 and "no lexical match" in out
 
@@ -153,8 +159,10 @@ def test_eval_metrics_by_hand(vault: Path, tmp_path: Path, capsys) -> None:
     assert data["overall"]["bm25"]["hit@1"] == 1.0 and data["overall"]["bm25"]["refused"] == 0
     assert set(data["by_kind"]) == {"keyword", "paraphrase"}
     assert set(data["overall"]) == {
-        "hashbag", "bm25", "semantic", "hybrid[bm25]", "hybrid[hashbag]"
+        "hashbag", "bm25", "semantic", "hybrid", "hybrid:lexical=hashbag"
     }
+    assert data["overall"]["hybrid"]["fuses"] == ["bm25", "semantic"]
+    assert data["overall"]["hybrid:lexical=hashbag"]["fuses"] == ["hashbag", "semantic"]
     code, out, _ = run(capsys, "eval", str(vault), str(queries))
     assert code == 0 and "| semantic" in out and "mrr@10" in out
 
@@ -176,3 +184,39 @@ def test_eval_refuses_a_bad_queries_file(vault: Path, tmp_path: Path, capsys, bo
     queries = write_queries(tmp_path / "q.toml", body)
     code, _, err = run(capsys, "eval", str(vault), str(queries))
     assert code == 1 and "q.toml" in err and "Traceback" not in err
+
+
+def test_eval_compares_fusions_with_ratios_and_lists_losses(
+    vault: Path, tmp_path: Path, capsys
+) -> None:
+    queries = write_queries(
+        tmp_path / "q.toml",
+        '[[query]]\ntext = "owl"\nkind = "keyword"\nrelevant = ["barn-owl", "tawny-owl"]\n\n'
+        '[[query]]\ntext = "fish"\nkind = "paraphrase"\nrelevant = ["grey-heron"]\n',
+    )
+    code, out, err = run(capsys, "eval", str(vault), str(queries), "--json", "--per-query",
+                         "--fusion", "convex:alpha=0.7,norm=zscore", "--fusion", "rrf:k=10")
+    assert code == 0, err
+    data = json.loads(out)
+    rows = data["overall"]
+    assert {"hybrid:convex:alpha=0.7,norm=zscore", "hybrid:rrf:k=10"} <= set(rows)
+    for name in ("hybrid", "hybrid:rrf:k=10"):
+        row = rows[name]
+        better = max(rows["bm25"]["mrr@10"], rows["semantic"]["mrr@10"])
+        assert row["ratio"] == pytest.approx(row["mrr@10"] / better)
+    assert "ratio" not in rows["bm25"]
+    assert set(data["lost"]) == {"hybrid", "hybrid:lexical=hashbag",
+                                 "hybrid:convex:alpha=0.7,norm=zscore", "hybrid:rrf:k=10"}
+    assert data["fusion"].startswith("adaptive:")
+    code, out, _ = run(capsys, "eval", str(vault), str(queries), "--fusion", "grid",
+                       "--per-query")
+    assert code == 0 and "| ratio |" in out and "lost to the better arm on" in out
+    assert "hybrid:convex:alpha=0.9,norm=dbsf" in out and "hybrid:rrf:k=60" in out
+
+
+@pytest.mark.parametrize("bad", ["borda", "convex:alpha=3", "rrf:norm=max"])
+def test_eval_refuses_a_bad_fusion_as_a_usage_error(vault: Path, tmp_path: Path, capsys,
+                                                    bad) -> None:
+    queries = write_queries(tmp_path / "q.toml", '[[query]]\ntext = "owl"\nrelevant = ["robin"]\n')
+    code, out, err = run(capsys, "eval", str(vault), str(queries), "--fusion", bad)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "--fusion" in err

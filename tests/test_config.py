@@ -84,7 +84,8 @@ mode = "collect"
             "unknown key `modle`",
         ),
         ("engine", '[engine]\ndatabase = "d"\nregion = "eu"\n', "unknown key `region`"),
-        ("search", '[search]\nlimit = 5\nfusion = "rrf"\n', "unknown key `fusion`"),
+        ("search", '[search]\nlimit = 5\nfuse = "rrf"\n', "unknown key `fuse`"),
+        ("search", '[search]\n[search.adaptive]\nalpha = 1\n', "unknown key `alpha`"),
         ("search", "[search]\nweights = { lexical = 1, dense = 2 }\n", "unknown key `dense`"),
     ],
 )
@@ -216,6 +217,44 @@ def test_the_producer_reads_only_its_own_tables(tmp_path: Path) -> None:
     assert "unknown lexical arm `tfidf`; accepted: hashbag, bm25" in app.errors["search"]
 
 
+# ------------------------------------------------------------------ [search] fusion
+
+
+def test_the_default_fusion_is_adaptive_over_dbsf(tmp_path):
+    config = load_config(tmp_path).search.fusion_config()
+    assert (config.method, config.norm) == ("adaptive", "dbsf")
+    assert (config.adaptive.alpha_keyword, config.adaptive.alpha_prose) == (0.2, 0.8)
+
+
+def test_fusion_alpha_norm_and_the_adaptive_table_are_read(tmp_path):
+    search = load_config(vault_with(tmp_path, """
+[search]
+fusion = "convex"
+alpha = 0.7
+norm = "zscore"
+[search.adaptive]
+alpha_keyword = 0.1
+words_long = 5
+idf_weight = 0.25
+""")).search
+    config = search.fusion_config()
+    assert (config.method, config.alpha, config.norm) == ("convex", 0.7, "zscore")
+    a = config.adaptive
+    assert (a.alpha_keyword, a.alpha_prose, a.words_long, a.idf_weight) == (0.1, 0.8, 5.0, 0.25)
+    assert search.fusion_config("rrf").method == "rrf"  # the app's cycle keeps the parameters
+
+
+@pytest.mark.parametrize("toml", ["[search]\nrrf_k = 20\n",
+                                  "[search]\nweights = { lexical = 2, semantic = 1 }\n"])
+def test_rrf_k_or_weights_without_fusion_keep_rrf(tmp_path, toml):
+    assert load_config(vault_with(tmp_path, toml)).search.fusion == "rrf"
+
+
+def test_an_explicit_fusion_wins_over_rrf_k(tmp_path):
+    toml = '[search]\nrrf_k = 20\nfusion = "adaptive"\n'
+    assert load_config(vault_with(tmp_path, toml)).search.fusion == "adaptive"
+
+
 # ---------------------------------------------------------------- [engine]: every refusal here
 
 
@@ -290,3 +329,20 @@ revision = "r1"
                                      "model": None, "revision": None}
     stored = load_config(vault_with(tmp_path, '[engine]\ndatabase = "d"\nmodel_column = "m"\n'))
     assert stored.engine.columns["model"] == "m" and stored.engine.columns["revision"] == "revision"
+
+
+@pytest.mark.parametrize(
+    "toml,expected",
+    [
+        ('[search]\nfusion = "borda"\n', "unknown fusion `borda`; accepted: rrf, convex, adaptive"),
+        ('[search]\nnorm = "l2"\n', "unknown norm `l2`; accepted: max, minmax, zscore, dbsf"),
+        ("[search]\nalpha = 1.5\n", "`alpha` must be between 0 and 1"),
+        ("[search]\nalpha = true\n", "`alpha` must be a number of at least 0"),
+        ("[search]\nadaptive = 3\n", "`adaptive` must be a table"),
+        ("[search.adaptive]\nalpha_prose = 2\n", "`adaptive.alpha_prose` must be between 0 and 1"),
+        ("[search.adaptive]\nwords_short = 5\n", "`words_short` must be above 0 and below"),
+    ],
+)
+def test_bad_fusion_settings_are_refused_by_name(tmp_path, toml, expected):
+    message = error(tmp_path, toml, "search")
+    assert expected in message and "hql.toml" in message

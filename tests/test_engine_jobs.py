@@ -111,7 +111,7 @@ def test_refusals_are_one_line_naming_what_to_set(fake, birds, env, tmp_path):
     assert final.state == "failed"
     assert final.message.startswith("refused: the Hotdata workspace variable HOTDATA_WORKSPACE "
                                     "is not set")
-    assert "fix: export HOTDATA_WORKSPACE=<workspace id>" in final.message
+    assert "; fix: export HOTDATA_WORKSPACE=<workspace id>" in final.message
     assert "\n" not in final.message
     plain = tmp_path / "plain"
     shutil.copytree(BIRDS, plain)

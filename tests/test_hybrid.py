@@ -1,4 +1,5 @@
-"""Reciprocal rank fusion: the arithmetic and the laws, not that it wins."""
+"""Reciprocal rank fusion through hybrid.fuse: the arithmetic and the laws, not that it wins
+(the other methods: tests/test_fusion.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hqltui.core.fusion import FusionConfig
 from hqltui.core.hybrid import ArmScores, fuse
 from hqltui.core.ranking import ArmScore, Refusal, Retrieval, Warning
 from hqltui.core.session import Session
@@ -31,8 +33,9 @@ def rfc0048_arms() -> tuple[list[str], list[ArmScores]]:
 
 
 def fused(names, arms, *, window, limit, k=60.0, weights=None):
-    return fuse(arms, names, query="q", k=k, weights=weights or {"bm25": 1.0, "semantic": 1.0},
-                window=window, limit=limit)
+    w = weights or {"bm25": 1.0, "semantic": 1.0}
+    config = FusionConfig("rrf", k=k, weights=(w["bm25"], w["semantic"]))
+    return fuse(arms, names, query="q", config=config, window=window, limit=limit)
 
 
 def test_rfc0048_counter_example_fixed_window_keeps_the_prefix() -> None:
@@ -115,6 +118,7 @@ def test_through_a_session_the_limit_never_resizes_the_windows(tmp_path: Path) -
     cards = {f"c{i:02d}": " ".join(rng.choice(words, 12)) for i in range(40)}
     root = write_vault(tmp_path / "v", cards,
                        extra_toml="[search]\nwindow = 7\nrrf_k = 10\nlimit = 3\n")
+    # rrf_k without `fusion` keeps rrf
     vecs = {n: unit(rng.normal(size=8)) for n in cards}
     write_test_index(root, vecs, {"owl fish": unit(rng.normal(size=8))})
     session = Session.load(root, cache_dir=tmp_path / "cache")
@@ -123,4 +127,5 @@ def test_through_a_session_the_limit_never_resizes_the_windows(tmp_path: Path) -
     for limit in range(1, len(full.hits) + 1):
         assert session.query("owl fish", limit=limit).hybrid.names() == full.names()[:limit]
     assert dict(full.retrieval.windows or {}) == {"bm25": 7, "semantic": 7}
+    assert (full.retrieval.fusion, full.retrieval.k) == ("rrf", 10.0)
     assert session.query("owl fish").hybrid.names() == full.names()[:3]  # [search] limit

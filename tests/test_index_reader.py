@@ -175,7 +175,7 @@ def test_stale_absent_and_orphan_cards(tmp_path: Path) -> None:
     assert ix.orphan_names == ("delta",)
     kinds = [(w.kind, w.cards) for w in ix.warnings()]
     assert kinds == [("stale", ("beta",)), ("absent", ("gamma",)), ("orphan", ("delta",))]
-    assert "1 card is absent" in ix.warnings()[1].message
+    assert "`gamma` is absent from the index" in ix.warnings()[1].message
     assert [ix.status(i) for i in range(3)] == ["fresh", "stale", "missing"]
 
 

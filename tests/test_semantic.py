@@ -78,7 +78,7 @@ def test_stale_cards_are_ranked_and_warned_absent_ones_counted(tmp_path: Path) -
     absent = [w for w in ranking.warnings if w.kind == "absent"]
     orphan = [w for w in ranking.warnings if w.kind == "orphan"]
     assert [w.cards for w in stale] == [("beta",)] and "`beta`" in stale[0].message
-    assert len(absent) == 1 and absent[0].message.startswith("1 card is absent")
+    assert len(absent) == 1 and absent[0].message.startswith("`delta` is absent from the index")
     assert absent[0].cards == ("delta",)
     assert len(orphan) == 1 and orphan[0].cards == ("ghost",)
     assert session.card_status("alpha") == "fresh"

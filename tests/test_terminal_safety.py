@@ -81,4 +81,4 @@ def test_producer_warnings_and_verify_problems_are_escaped(vault: Path, tmp_path
     result = run("-m", "producer", "verify", "--vault", str(vault), "--index",
                  str(REPO / "fixtures" / "birds" / ".hql" / "index.sqlite"))
     assert "\x1b" not in result.stderr + result.stdout
-    assert f"{shown(EVIL)}: absent from the index" in result.stderr
+    assert f"`{shown(EVIL)}` is absent from the index" in result.stderr

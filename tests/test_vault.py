@@ -173,6 +173,15 @@ def test_links_and_unresolved_links(mini):
     assert mini.unresolved() == [("lists-and-maps", "a-card-not-written-yet")]
 
 
+def test_a_missing_target_linked_three_times_is_listed_once_per_card(tmp_path):
+    (tmp_path / ".hmd").mkdir()
+    write(tmp_path, "a.md", "# A\n\nsee [[ghost]], again [[ghost]] and [[ghost]]; also [[other]]\n")
+    write(tmp_path, "b.md", "# B\n\n[[ghost]]\n")
+    vault = load_vault(tmp_path)
+    assert vault.unresolved() == [("a", "ghost"), ("a", "other"), ("b", "ghost")]
+    assert vault.unresolved("a") == [("a", "ghost"), ("a", "other")]
+
+
 # ------------------------------------------------------------------ discovery
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from producer.terminal import shown
+from producer.wording import with_fix
 
 USAGE = 2
 FAILED = 1
@@ -30,17 +31,17 @@ def refuse(args: argparse.Namespace, label: str, message: str, fix: str | None) 
     object ``{"error": {"message": …, "fix": …}}`` on stdout, so scripts parse it."""
     if getattr(args, "json", False):
         print(json.dumps({"error": {"message": message, "fix": fix}}, ensure_ascii=False))
-    line = f"{label}: {message}" + (f" (fix: {fix})" if fix else "")
-    print(shown(line), file=sys.stderr)
+    print(shown(f"{label}: {with_fix(message, fix)}"), file=sys.stderr)
     return FAILED
 
 
 def refusal_lines(refusal: Any) -> list[str]:
-    """An arm's refusal under its heading: what is wrong, then the fix (when there is one)."""
-    lines = [f"  refused: {shown(refusal.message)}"]
-    if refusal.fix:
-        lines.append(f"  fix: {shown(refusal.fix)}")
-    return lines
+    """An arm's refusal under its heading: what is wrong, then the fix (when there is one;
+    the app's ``live`` fix, submitting the query, is ``--live`` here)."""
+    fix = refusal.fix
+    if fix == "live":
+        fix = "rerun with --live (sends the query text to the http embedder)"
+    return [f"  refused: {shown(with_fix(refusal.message, fix))}"]
 
 
 def positive_int(value: str) -> int:

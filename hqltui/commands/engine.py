@@ -26,7 +26,7 @@ from hqltui.commands.common import (
     run_command,
 )
 from producer.terminal import shown, shown_lines
-from producer.wording import listed
+from producer.wording import listed, with_fix
 
 ACTIONS = ("sync", "build", "verify", "search")
 
@@ -211,9 +211,7 @@ def _fail(args: argparse.Namespace, outcome: str, message: str, fix: str | None)
     if args.json:
         print(json.dumps({"operation": args.action, "outcome": outcome, "message": message,
                           "fix": fix}, indent=2))
-    print(shown(f"hql-tui engine {args.action}: {message}"), file=sys.stderr)
-    if fix:
-        print(shown(f"  fix: {fix}"), file=sys.stderr)
+    print(shown(f"hql-tui engine {args.action}: {with_fix(message, fix)}"), file=sys.stderr)
     return FAILED
 
 

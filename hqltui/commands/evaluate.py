@@ -1,16 +1,24 @@
-"""`hql-tui eval VAULT QUERIES.toml`: how well each arm ranks labelled queries.
+"""`hql-tui eval VAULT QUERIES.toml`: how well each arm and each fusion ranks labelled queries.
 
 ``QUERIES.toml`` holds ``[[query]]`` tables: ``text`` (string), ``relevant``
 (card names), optionally ``kind`` (e.g. ``paraphrase``, ``keyword``) and
 ``decoys`` (card names that write the query's words and are not relevant).
 
-Per arm (``hashbag``, ``bm25``, ``semantic``, and hybrid fusing each lexical
-arm), over all queries and per kind: hit@1 and hit@5 (share of queries with a
-relevant card in the top 1 / top 5), MRR@10 (mean reciprocal rank of the first
-relevant card within the top 10, else 0), recall@10 (share of a query's
-relevant cards in its top 10, averaged over queries), and decoys@5 (mean number
-of decoys in the top 5). A refused query counts as a miss and is counted.
-Everything runs on one ``Session`` snapshot, the one the app uses.
+Rows (the JSON keys): every arm (``hashbag``, ``bm25``, ``semantic``); ``hybrid``,
+the default hybrid (the configured fusion over the configured lexical arm: what
+the app shows); ``hybrid:lexical=<arm>``, the same fusion over each other lexical
+arm; and one ``hybrid:<config>`` per ``--fusion`` entry (``grid`` adds
+``GRID``), over the configured lexical arm. Over all queries and per kind: hit@1
+and hit@5 (share of queries with a relevant card in the top 1 / top 5), MRR@10
+(mean reciprocal rank of the first relevant card within the top 10, else 0),
+recall@10 (share of a query's relevant cards in its top 10, averaged over
+queries), decoys@5 (mean number of decoys in the top 5), and for each hybrid row
+``ratio``: its MRR@10 over the better MRR@10 of the two arms it fuses.
+``--per-query`` lists, per hybrid row, the queries whose reciprocal rank fell
+below the better arm's (of that query's kind). A refused query counts as a miss
+and is counted. Everything runs on one ``Session`` snapshot, the one the app
+uses, and each query's arms are scored once: every fusion re-fuses the same
+windows.
 
 Exit status: 0 when every arm answered every query, 1 when any refused (or
 the files cannot be used), 2 on usage errors.
@@ -25,94 +33,39 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hqltui.commands.common import Parser, refuse, run_command
-from hqltui.core.arms import ARMS, HYBRID, LEXICAL_ARMS
+from hqltui.commands.common import USAGE, Parser, UsageError, refuse, run_command
+from hqltui.core.arms import ARMS, HYBRID, LEXICAL_ARMS, SEMANTIC_ARMS
+from hqltui.core.evaluation import (
+    DEPTH,
+    LabelledQuery,
+    QueriesError,
+    Tally,
+    read_queries,
+    reciprocal_rank,
+)
+from hqltui.core.fusion import NORMS, FusionConfig, parse_fusion
 from producer.terminal import shown, shown_lines
-from producer.tomlfile import TomlFileError, read_toml
 
-DEPTH = 10
-
-
-class QueriesError(ValueError):
-    pass
-
-
-@dataclass(frozen=True)
-class LabelledQuery:
-    text: str
-    relevant: tuple[str, ...]
-    kind: str = "query"
-    decoys: tuple[str, ...] = ()
+# `--fusion grid`: every method over a small documented grid of its parameters.
+GRID: tuple[str, ...] = (
+    "rrf:k=10", "rrf:k=60",
+    *(f"convex:alpha={a},norm={n}" for n in NORMS for a in (0.3, 0.5, 0.7, 0.8, 0.9)),
+    *(f"adaptive:norm={n}" for n in NORMS),
+)
 
 
-def read_queries(path: Path) -> list[LabelledQuery]:
-    try:
-        data = read_toml(path)
-    except FileNotFoundError:
-        raise QueriesError(f"{path}: no such file") from None
-    except TomlFileError as exc:
-        raise QueriesError(str(exc)) from None
-    raw = data.get("query")
-    if not isinstance(raw, list) or not raw:
-        raise QueriesError(f"{path}: needs [[query]] tables, each with `text` and `relevant`")
-    out = []
-    for i, entry in enumerate(raw, start=1):
-        where = f"{path}: query {i}"
-        if not isinstance(entry, dict):
-            raise QueriesError(f"{where} is not a table")
-        text = entry.get("text")
-        if not isinstance(text, str) or not text.strip():
-            raise QueriesError(f"{where}: `text` must be a non-empty string")
-        lists = {}
-        for key in ("relevant", "decoys"):
-            value = entry.get(key, [])
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise QueriesError(f"{where}: `{key}` must be a list of card names")
-            lists[key] = tuple(value)
-        if not lists["relevant"]:
-            raise QueriesError(f"{where}: `relevant` names no card")
-        kind = entry.get("kind", "query")
-        if not isinstance(kind, str):
-            raise QueriesError(f"{where}: `kind` must be a string")
-        out.append(LabelledQuery(text, lists["relevant"], kind, lists["decoys"]))
+def fusion_entries(raw: list[str], base: FusionConfig) -> list[FusionConfig]:
+    """``--fusion`` values (``grid`` expands to ``GRID``), each parsed once, in order."""
+    texts = [t for entry in raw for t in (GRID if entry.strip() == "grid" else (entry,))]
+    out: list[FusionConfig] = []
+    for text in texts:
+        try:
+            config = parse_fusion(text, base)
+        except ValueError as exc:
+            raise UsageError(f"hql-tui eval: error: --fusion {text!r}: {exc}") from None
+        if config not in out:
+            out.append(config)
     return out
-
-
-@dataclass
-class Tally:
-    queries: int = 0
-    refused: int = 0
-    hit1: float = 0.0
-    hit5: float = 0.0
-    mrr10: float = 0.0
-    recall10: float = 0.0
-    decoys5: float = 0.0
-
-    def add(self, ranked: list[str] | None, q: LabelledQuery) -> None:
-        self.queries += 1
-        if ranked is None:
-            self.refused += 1
-            return
-        relevant = set(q.relevant)
-        top = ranked[:DEPTH]
-        self.hit1 += 1.0 if top[:1] and top[0] in relevant else 0.0
-        self.hit5 += 1.0 if relevant.intersection(top[:5]) else 0.0
-        first = next((i for i, name in enumerate(top, start=1) if name in relevant), None)
-        self.mrr10 += 1.0 / first if first else 0.0
-        self.recall10 += len(relevant.intersection(top)) / len(relevant)
-        self.decoys5 += len(set(q.decoys).intersection(top[:5]))
-
-    def row(self) -> dict[str, Any]:
-        n = self.queries or 1
-        return {
-            "queries": self.queries,
-            "refused": self.refused,
-            "hit@1": self.hit1 / n,
-            "hit@5": self.hit5 / n,
-            "mrr@10": self.mrr10 / n,
-            "recall@10": self.recall10 / n,
-            "decoys@5": self.decoys5 / n,
-        }
 
 
 @dataclass
@@ -121,21 +74,66 @@ class Report:
     overall: dict[str, Tally] = field(default_factory=dict)
     by_kind: dict[str, dict[str, Tally]] = field(default_factory=dict)
     per_query: list[dict[str, Any]] = field(default_factory=list)
+    fused: dict[str, tuple[str, str]] = field(default_factory=dict)  # hybrid row -> its arms
+
+    def ratio(self, row: str, tallies: dict[str, Tally]) -> float | None:
+        """A hybrid row's MRR@10 over the better MRR@10 of the arms it fuses."""
+        if row not in self.fused:
+            return None
+        better = max(tallies[a].row()["mrr@10"] for a in self.fused[row])
+        mine = tallies[row].row()["mrr@10"]
+        return mine / better if better > 0 else (1.0 if mine == 0 else float("inf"))
+
+    def lost(self, row: str) -> list[dict[str, Any]]:
+        """Queries where ``row`` ranked its first relevant card below the better arm of
+        that query's kind (by reciprocal rank in the top 10)."""
+        out = []
+        for detail in self.per_query:
+            tallies = self.by_kind[detail["kind"]]
+            better = max(self.fused[row], key=lambda a: (tallies[a].row()["mrr@10"], a))
+            mine, theirs = _rr(detail["arms"][row]), _rr(detail["arms"][better])
+            if mine < theirs:
+                out.append({"text": detail["text"], "kind": detail["kind"], "arm": better,
+                            "rank": detail["arms"][row].get("first_relevant"),
+                            "arm_rank": detail["arms"][better].get("first_relevant")})
+        return out
 
 
-def evaluate(session: Any, queries: list[LabelledQuery], *, live: bool = False) -> Report:
-    # Every arm, then hybrid fusing each lexical arm (the configured one first).
+def _rr(arm: dict[str, Any]) -> float:
+    first = arm.get("first_relevant")
+    return 1.0 / first if first and first <= DEPTH else 0.0
+
+
+__all__ = ["DEPTH", "GRID", "LabelledQuery", "QueriesError", "Report", "Tally", "evaluate",
+           "read_queries", "reciprocal_rank"]
+
+
+def evaluate(
+    session: Any,
+    queries: list[LabelledQuery],
+    *,
+    live: bool = False,
+    fusions: list[FusionConfig] = (),  # type: ignore[assignment]
+) -> Report:
     default = session.search.lexical
-    fused_with = [default, *(a for a in LEXICAL_ARMS if a != default)]
-    arms = [*ARMS, *(f"{HYBRID}[{lex}]" for lex in fused_with)]
-    report = Report(arms, {a: Tally() for a in arms})
+    others = [a for a in LEXICAL_ARMS if a != default]
+    semantic = SEMANTIC_ARMS[0]
+    config = session.search.fusion_config()
+    rows: dict[str, tuple[str, FusionConfig]] = {HYBRID: (default, config)}
+    rows.update({f"{HYBRID}:lexical={lex}": (lex, config) for lex in others})
+    rows.update({f"{HYBRID}:{f.label()}": (default, f) for f in fusions})
+    arms = [*ARMS, *rows]
+    report = Report(arms, {a: Tally() for a in arms},
+                    fused={row: (lex, semantic) for row, (lex, _) in rows.items()})
     for q in queries:
         rankings: dict[str, Any] = {}
-        for lex in fused_with:  # each query ranks its lexical arm, the semantic arms, hybrid
-            answer = session.query(q.text, lexical=lex, limit=DEPTH, live=live)
-            for arm, ranking in answer.items():
-                name = f"{HYBRID}[{lex}]" if arm == HYBRID else arm
-                rankings.setdefault(name, ranking)
+        windows: dict[str, Any] = {}
+        for lex in (default, *others):  # each lexical arm and semantic are scored once
+            windows[lex] = session.arm_windows(q.text, lexical=lex, limit=DEPTH, live=live)
+            for arm, scored in windows[lex].items():
+                rankings.setdefault(arm, session.ranking_of(scored, DEPTH))
+        for row, (lex, fusion) in rows.items():
+            rankings[row] = session.fuse(q.text, list(windows[lex].values()), DEPTH, fusion)
         detail: dict[str, Any] = {"text": q.text, "kind": q.kind, "arms": {}}
         for arm in arms:
             ranking = rankings[arm]
@@ -152,6 +150,9 @@ def evaluate(session: Any, queries: list[LabelledQuery], *, live: bool = False) 
                     ),
                 }
             )
+            if arm in report.fused and ranking.retrieval is not None:
+                if ranking.retrieval.alpha is not None and ranking.retrieval.signals:
+                    detail["arms"][arm]["alpha"] = ranking.retrieval.alpha
         report.per_query.append(detail)
     return report
 
@@ -159,17 +160,31 @@ def evaluate(session: Any, queries: list[LabelledQuery], *, live: bool = False) 
 COLUMNS = ("hit@1", "hit@5", "mrr@10", "recall@10", "decoys@5")
 
 
-def table(tallies: dict[str, Tally]) -> list[str]:
+def table(tallies: dict[str, Tally], report: Report | None = None) -> list[str]:
     width = max(len(a) for a in tallies)
-    head = "| " + "arm".ljust(width) + " | " + " | ".join(COLUMNS) + " | refused |"
+    head = "| " + "arm".ljust(width) + " | " + " | ".join(COLUMNS) + " | ratio | refused |"
     rule = "|" + "-" * (width + 2) + "|" + "|".join("-" * (len(c) + 2) for c in COLUMNS)
-    lines = [head, rule + "|---------|"]
+    lines = [head, rule + "|-------|---------|"]
     for arm, tally in tallies.items():
         row = tally.row()
         cells = " | ".join(f"{row[c]:.3f}".rjust(len(c)) for c in COLUMNS)
+        ratio = None if report is None else report.ratio(arm, tallies)
+        shown_ratio = ("" if ratio is None else f"{ratio:.2f}").rjust(5)
         refused = f"{row['refused']}/{row['queries']}".rjust(7)
-        lines.append(f"| {arm.ljust(width)} | {cells} | {refused} |")
+        lines.append(f"| {arm.ljust(width)} | {cells} | {shown_ratio} | {refused} |")
     return lines
+
+
+def rows_json(report: Report, tallies: dict[str, Tally]) -> dict[str, Any]:
+    out = {}
+    for arm, tally in tallies.items():
+        row = tally.row()
+        ratio = report.ratio(arm, tallies)
+        if ratio is not None:
+            row["ratio"] = ratio
+            row["fuses"] = list(report.fused[arm])
+        out[arm] = row
+    return out
 
 
 def parser() -> argparse.ArgumentParser:
@@ -178,12 +193,29 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("queries", help="a TOML file of [[query]] text, relevant, kind, decoys")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--live", action="store_true", help="allow live http query embedding")
+    p.add_argument(
+        "--fusion",
+        action="append",
+        default=[],
+        metavar="CONFIG",
+        help="also score this fusion, e.g. 'convex:alpha=0.7,norm=zscore' (repeatable); "
+        "'grid' adds every configuration of the documented grid",
+    )
+    p.add_argument(
+        "--per-query", action="store_true",
+        help="list, per hybrid row, the queries where it lost to the better arm",
+    )
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     from hqltui.core.session import Session
 
+    try:
+        fusion_entries(args.fusion, FusionConfig())  # usage errors before any loading
+    except UsageError as exc:
+        print(exc, file=sys.stderr)
+        return USAGE
     try:
         queries = read_queries(Path(args.queries))
         session = Session.load(args.vault)
@@ -198,26 +230,39 @@ def run(args: argparse.Namespace) -> int:
     unknown = sorted(
         {n for q in queries for n in q.relevant + q.decoys if n not in session.vault.by_name}
     )
-    report = evaluate(session, queries, live=args.live)
+    fusions = fusion_entries(args.fusion, session.search.fusion_config())
+    report = evaluate(session, queries, live=args.live, fusions=fusions)
     refused = any(t.refused for t in report.overall.values())
     if args.json:
         data = {
             "vault": str(args.vault),
             "queries": len(queries),
             "unknown_cards": unknown,
-            "overall": {a: t.row() for a, t in report.overall.items()},
-            "by_kind": {
-                k: {a: t.row() for a, t in tallies.items()} for k, tallies in report.by_kind.items()
-            },
+            "fusion": session.search.fusion_config().label(),
+            "overall": rows_json(report, report.overall),
+            "by_kind": {k: rows_json(report, t) for k, t in report.by_kind.items()},
             "per_query": report.per_query,
         }
+        if args.per_query:
+            data["lost"] = {row: report.lost(row) for row in report.fused}
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        out = [f"{len(queries)} queries on {args.vault}", ""]
-        out += table(report.overall)
+        label = session.search.fusion_config().label()
+        out = [f"{len(queries)} queries on {args.vault}; hybrid = {label} over "
+               f"{session.search.lexical} + semantic", ""]
+        out += table(report.overall, report)
         for kind, tallies in report.by_kind.items():
             n = next(iter(tallies.values())).queries
-            out += ["", f"{kind} ({n} quer{'y' if n == 1 else 'ies'})"] + table(tallies)
+            out += ["", f"{kind} ({n} quer{'y' if n == 1 else 'ies'})"] + table(tallies, report)
+        if args.per_query:
+            for row in report.fused:
+                lost = report.lost(row)
+                out += ["", f"{row}: lost to the better arm on {len(lost)} of {len(queries)}"]
+                out += [
+                    f"  [{d['kind']}] {d['text']!r}: {d['arm']} #{d['arm_rank']}, "
+                    f"fusion {'#' + str(d['rank']) if d['rank'] else 'not in top 10'}"
+                    for d in lost
+                ]
         refusals = {
             d["arms"][a]["refusal"]
             for d in report.per_query

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from hqltui.core.config import load_config
+from hqltui.core.config import AppConfig, load_config
 from hqltui.core.oneline import link_target
 from producer.terminal import shown
 from producer.vault import load_vault
@@ -18,6 +18,28 @@ def _table(rows: list[tuple[str, ...]]) -> list[str]:
     ]
 
 
+def index_line(root: str, config: AppConfig) -> str:
+    """The `index` line: what `[semantics] index` names and whether the file is there
+    (the MCP `status` tool returns the same line)."""
+    if config.file_error:
+        return f"index  unusable: {shown(config.file.name)} cannot be read (see warnings)"
+    if "semantics" in config.errors:
+        return f"index  unusable: {shown(config.errors['semantics'])}"
+    if config.index is None:
+        return (
+            'index  none configured: add `[semantics] index = ".hql/index.sqlite"` '
+            "to hql.toml, then run `hql-semantics build`"
+        )
+    path = config.index_path
+    if path is not None and path.is_dir():
+        state = "a directory, not an index file: name a file in `[semantics] index`"
+    elif path is not None and path.is_file():
+        state = "present"
+    else:
+        state = f"not built yet: run `hql-semantics build --vault {root} --out {path}`"
+    return f"index  {shown(config.index)}  ({shown(state)})"
+
+
 def list_vault(root: str) -> int:
     try:
         vault = load_vault(root)
@@ -29,24 +51,7 @@ def list_vault(root: str) -> int:
     kind = "HMD vault" if vault.is_hmd else "not an HMD vault (no .hmd/)"
     count = len(vault.cards)
     out.append(f"vault  {shown(root)}  ({kind})  {count} card{'s' if count != 1 else ''}")
-    if config.file_error:
-        out.append(f"index  unusable: {shown(config.file.name)} cannot be read (see warnings)")
-    elif "semantics" in config.errors:
-        out.append(f"index  unusable: {shown(config.errors['semantics'])}")
-    elif config.index is None:
-        out.append(
-            'index  none configured: add `[semantics] index = ".hql/index.sqlite"` '
-            "to hql.toml, then run `hql-semantics build`"
-        )
-    else:
-        path = config.index_path
-        if path is not None and path.is_dir():
-            state = "a directory, not an index file: name a file in `[semantics] index`"
-        elif path is not None and path.is_file():
-            state = "present"
-        else:
-            state = f"not built yet: run `hql-semantics build --vault {root} --out {path}`"
-        out.append(f"index  {shown(config.index)}  ({shown(state)})")
+    out.append(index_line(root, config))
     out.append("")
     if vault.cards:
         rows = [("NAME", "TITLE", "PATH")]

@@ -12,10 +12,11 @@ import json
 from typing import Any
 
 from hqltui.commands.common import Parser, positive_int, refusal_lines, refuse, run_command
-from hqltui.core.arms import HYBRID, LEXICAL_ARMS, RANKINGS
+from hqltui.core.arms import HYBRID, LEXICAL_ARMS
+from hqltui.core.results import MODES, all_warnings, rankings, rankings_json, search_refusal
 from producer.terminal import shown
 
-MODES = (*RANKINGS, "all")
+
 def parser() -> argparse.ArgumentParser:
     p = Parser(
         prog="hql-tui query",
@@ -47,9 +48,10 @@ def _provenance(ranking: Any) -> str:
     if r.query_vector_source and r.arm != "hybrid" and r.query_vector_source != "text":
         parts.append(f"query vector: {r.query_vector_source}")
     if r.fusion:
-        weights = ", ".join(f"{k} {v:g}" for k, v in (r.weights or {}).items())
+        from hqltui.core.hybrid import fusion_summary
+
         windows = ", ".join(f"{k} {v}" for k, v in (r.windows or {}).items())
-        parts = [f"{r.fusion} k={r.k:g}", f"weights {weights}", f"windows {windows}"]
+        parts = [*fusion_summary(r).split(" · "), f"windows {windows}"]
         if r.query_vector_source:
             parts.append(f"query vector: {r.query_vector_source}")
     return "; ".join(parts)
@@ -70,13 +72,17 @@ def render_text(arms: dict[str, Any], session: Any, out: list[str]) -> None:
                 if h.arms:
                     line += "  " + "  ".join(
                         f"{arm} {'-' if a is None else f'#{a.rank} {_fmt_score(a.score)}'}"
+                        f" (+{_fmt_score(h.contributions[arm])})"
+                        if arm in h.contributions
+                        else f"{arm} {'-' if a is None else f'#{a.rank} {_fmt_score(a.score)}'}"
                         for arm, a in h.arms.items()
                     )
                 out.append(line)
             if ranking.total > len(ranking.hits):
-                out.append(f"  ({len(ranking.hits)} of {ranking.total} with a score above 0)")
+                what = "in either window" if name == HYBRID else "with a score above 0"
+                out.append(f"  ({len(ranking.hits)} of {ranking.total} {what})")
         out.append("")
-    warnings = _all_warnings(arms, session)
+    warnings = all_warnings(arms, session)
     if warnings:
         out.append("warnings:")
         out.extend(f"  [{w.kind}] {shown(w.message)}" for w in warnings)
@@ -89,13 +95,6 @@ def _fused_lexical(ranking: Any) -> str:
     return next((k for k in r.windows if k != "semantic"), "lexical")
 
 
-def _all_warnings(arms: dict[str, Any], session: Any) -> list[Any]:
-    """Session warnings, then any arm warning not already among them, each once."""
-    from hqltui.core.ranking import merge_warnings
-
-    return list(merge_warnings(session.warnings, *(r.warnings for r in arms.values())))
-
-
 def run(args: argparse.Namespace) -> int:
     from hqltui.core.session import Session
 
@@ -103,31 +102,13 @@ def run(args: argparse.Namespace) -> int:
         session = Session.load(args.vault)
     except (NotADirectoryError, FileNotFoundError) as exc:
         return refuse(args, "hql-tui", str(exc), "name an existing vault directory")
-    needs_search = args.mode in (HYBRID, "all") or args.limit is None
-    if needs_search and "search" in session.config.errors:
-        config = session.config
-        fix = config.file_fix or f"edit [search] in {config.file.name}"
-        return refuse(args, "hql-tui", config.errors["search"], fix)
-    wanted = RANKINGS if args.mode == "all" else (args.mode,)
-    arms: dict[str, Any] = {}
-    answer: Any = {}
-    if HYBRID in wanted:  # one call ranks the fused arms and fuses them
-        answer = session.query(args.text, limit=args.limit, live=args.live)
-    for arm in wanted:
-        found = answer.get(arm)
-        arms[arm] = found if found is not None else session.rank(
-            args.text, arm, limit=args.limit, live=args.live
-        )
+    refusal = search_refusal(session, args.mode, args.limit)
+    if refusal is not None:
+        return refuse(args, "hql-tui", refusal.message, refusal.fix)
+    arms = rankings(session, args.text, args.mode, limit=args.limit, live=args.live)
     refused = any(r.refusal is not None for r in arms.values())
     if args.json:
-        data = {
-            "vault": str(args.vault),
-            "query": args.text,
-            "limit": args.limit if args.limit is not None else session.search.limit,
-            "arms": {name: r.to_json() for name, r in arms.items()},
-            "index": session.index_summary().to_json(),
-            "warnings": [w.to_json() for w in _all_warnings(arms, session)],
-        }
+        data = rankings_json(session, str(args.vault), args.text, args.limit, arms)
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         out: list[str] = [f"query  {shown(repr(args.text))}  in {shown(args.vault)}", ""]

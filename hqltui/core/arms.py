@@ -11,8 +11,10 @@ these registries; adding an arm is one entry here (and its test).
   read, so an arm may refine only what can decide it).
 * The **semantic** arm scores with the vault's embedding index; the session does
   that (the index, the query vector and its provenance belong to the session).
-* **hybrid** fuses one lexical arm with every semantic arm by a fusion method
-  named in ``FUSIONS`` (today only ``rrf``, reciprocal rank fusion).
+* **hybrid** fuses one lexical arm with the semantic arm by a fusion method
+  named in ``FUSIONS`` (``rrf``, ``convex``, ``adaptive``: ``hqltui.core.fusion``);
+  ``DEFAULT_FUSION`` is the one chosen by measurement (README, "Choosing the
+  default fusion").
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from hqltui.core import hybrid
+from hqltui.core import fusion, hybrid
 from hqltui.core.lexical import (
     BM25,
     BM25_MODEL,
@@ -88,18 +90,24 @@ RANKINGS: tuple[str, ...] = (*ARMS, HYBRID)
 @dataclass(frozen=True)
 class Fusion:
     name: str
-    model: str
-    revision: str
     metric: str
-    fuse: Callable[..., Any]  # hybrid.fuse's signature
+    summary: str  # one line: what the palette and the help say
 
 
 FUSIONS: dict[str, Fusion] = {
     f.name: f
-    for f in (Fusion(hybrid.FUSION, hybrid.MODEL, hybrid.REVISION, "reciprocal rank",
-                     hybrid.fuse),)
+    for f in (
+        Fusion(fusion.RRF, hybrid.METRICS[fusion.RRF], "reciprocal rank fusion (k, weights)"),
+        Fusion(fusion.CONVEX, hybrid.METRICS[fusion.CONVEX],
+               "convex combination of normalised scores (alpha, norm)"),
+        Fusion(fusion.ADAPTIVE, hybrid.METRICS[fusion.ADAPTIVE],
+               "convex combination, alpha set per query from its shape"),
+    )
 }
-DEFAULT_FUSION = hybrid.FUSION
+# What hybrid uses when `[search]` names no fusion (and sets neither rrf_k nor weights):
+# chosen by measurement on the frozen real-corpus sets and the birds fixture.
+DEFAULT_FUSION = fusion.FusionConfig(method=fusion.ADAPTIVE, norm="dbsf")
+fuse = hybrid.fuse
 
 
 def lexical_arm(name: str) -> Arm:

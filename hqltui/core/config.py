@@ -21,7 +21,16 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from hqltui.core.arms import DEFAULT_LEXICAL, LEXICAL_ARMS
+from hqltui.core.arms import DEFAULT_FUSION, DEFAULT_LEXICAL, LEXICAL_ARMS
+from hqltui.core.fusion import (
+    METHODS,
+    NORMS,
+    RRF,
+    AdaptiveParams,
+    FusionConfig,
+    check_adaptive,
+    check_alpha,
+)
 from producer.config import (
     Config,
     ConfigError,
@@ -90,6 +99,24 @@ class SearchConfig:
     weights: Weights = field(default_factory=Weights)
     window: int = 50
     limit: int = 20
+    fusion: str = DEFAULT_FUSION.method
+    alpha: float = DEFAULT_FUSION.alpha
+    norm: str = DEFAULT_FUSION.norm
+    adaptive: AdaptiveParams = DEFAULT_FUSION.adaptive
+
+    def fusion_config(self, method: str | None = None) -> FusionConfig:
+        """The configured fusion (or ``method`` with this table's parameters)."""
+        return FusionConfig(
+            method=method or self.fusion,
+            k=self.rrf_k,
+            weights=(self.weights.lexical, self.weights.semantic),
+            alpha=self.alpha,
+            norm=self.norm,
+            adaptive=self.adaptive,
+        )
+
+
+ADAPTIVE_KEYS = tuple(f.name for f in fields(AdaptiveParams))
 
 
 @dataclass
@@ -178,13 +205,52 @@ def search_table(table: Any, file: Path) -> SearchConfig:
     rrf_k = default.rrf_k
     if "rrf_k" in table:
         rrf_k = number_value(table["rrf_k"], "rrf_k", where, positive=True)
+    # rrf_k / weights without `fusion` keep rrf: they were written for it.
+    implied = RRF if ("rrf_k" in table or "weights" in table) else default.fusion
+    method = string_value(table, "fusion", where) or implied
+    if method not in METHODS:
+        raise ConfigError(f"{where} unknown fusion `{method}`; accepted: {', '.join(METHODS)}")
+    norm = string_value(table, "norm", where) or default.norm
+    if norm not in NORMS:
+        raise ConfigError(f"{where} unknown norm `{norm}`; accepted: {', '.join(NORMS)}")
+    alpha = default.alpha
+    if "alpha" in table:
+        alpha = _alpha(number_value(table["alpha"], "alpha", where, positive=False), "alpha", where)
+    adaptive = default.adaptive
+    if "adaptive" in table:
+        raw = table["adaptive"]
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{where} `adaptive` must be a table with keys "
+                              f"{', '.join(ADAPTIVE_KEYS)}")
+        known_keys(raw, ADAPTIVE_KEYS, f"{file}: [search.adaptive]")
+        values = {k: number_value(v, f"adaptive.{k}", where, positive=False)
+                  for k, v in raw.items()}
+        for k, v in values.items():
+            if k.startswith("alpha") or k == "idf_weight":
+                _alpha(v, f"adaptive.{k}", where)
+        adaptive = AdaptiveParams(**{**adaptive.__dict__, **values})
+        try:
+            check_adaptive(adaptive)
+        except ValueError as exc:
+            raise ConfigError(f"{where} [search.adaptive] {exc}") from None
     return SearchConfig(
         lexical=lexical,
         rrf_k=rrf_k,
         weights=weights,
         window=positive_int(table, "window", where) or default.window,
         limit=positive_int(table, "limit", where) or default.limit,
+        fusion=method,
+        alpha=alpha,
+        norm=norm,
+        adaptive=adaptive,
     )
+
+
+def _alpha(value: float, key: str, where: str) -> float:
+    try:
+        return check_alpha(value, key)
+    except ValueError:
+        raise ConfigError(f"{where} `{key}` must be between 0 and 1") from None
 
 
 READERS = {"engine": engine_table, "search": search_table}

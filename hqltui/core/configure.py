@@ -1,9 +1,10 @@
-"""Writing the default index setting into ``hql.toml``, keeping the rest as it was.
+"""The edits hql-tui makes to a user's ``hql.toml``, keeping the rest as it was.
 
-The only edit the app makes to a user's file: after a confirmation, a vault
-with no ``[semantics] index`` gets ``index = ".hql/index.sqlite"``. tomlkit
-keeps comments, order and formatting of everything else (``producer.tomlfile``
-holds the one reader and the one writer of TOML files).
+Two edits, each asked for: after a confirmation, a vault with no ``[semantics]
+index`` gets ``index = ".hql/index.sqlite"`` (``configure_default_index``); and
+``hql-tui tune --write`` puts the winning fusion into ``[search]``
+(``write_search``). tomlkit keeps comments, order and formatting of everything
+else (``producer.tomlfile`` holds the one reader and the one writer of TOML files).
 """
 
 from __future__ import annotations
@@ -39,6 +40,54 @@ def configure_default_index(root: str | Path, index: str = DEFAULT_INDEX) -> Pat
 
     try:
         edit_toml(file, change)
+    except TomlFileError as exc:
+        raise ConfigError(str(exc)) from None
+    return file
+
+
+def search_change(settings: dict[str, Any]) -> Any:
+    """A tomlkit edit setting ``settings`` in ``[search]`` (a dict value becomes the
+    sub-table ``[search.<key>]``, replaced whole); every other key and table is kept."""
+    import tomlkit
+
+    def change(document: Any) -> None:
+        search = document.get("search")
+        if search is None:
+            search = tomlkit.table()
+            document.add("search", search)
+        elif not isinstance(search, dict):
+            raise ConfigError("[search] is not a table")
+        for key, value in settings.items():
+            if isinstance(value, dict):
+                table = tomlkit.table()
+                for k, v in value.items():
+                    table.add(k, v)
+                search[key] = table
+            else:
+                search[key] = value
+
+    return change
+
+
+def preview_search(root: str | Path, settings: dict[str, Any]) -> tuple[str, str]:
+    """``hql.toml``'s text before and after ``write_search`` (nothing written)."""
+    import tomlkit
+
+    file = Path(root) / CONFIG_NAME
+    before = file.read_text(encoding="utf-8") if file.exists() else ""
+    try:
+        document = tomlkit.parse(before)
+    except Exception as exc:  # noqa: BLE001 - tomlkit's errors have no common base we need
+        raise ConfigError(f"{file}: {exc}") from None
+    search_change(settings)(document)
+    return before, tomlkit.dumps(document)
+
+
+def write_search(root: str | Path, settings: dict[str, Any]) -> Path:
+    """Set ``settings`` in ``ROOT/hql.toml``'s ``[search]`` (created if absent)."""
+    file = Path(root) / CONFIG_NAME
+    try:
+        edit_toml(file, search_change(settings))
     except TomlFileError as exc:
         raise ConfigError(str(exc)) from None
     return file

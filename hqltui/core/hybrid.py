@@ -1,30 +1,44 @@
-"""Hybrid retrieval: weighted reciprocal rank fusion of a lexical arm and semantic.
+"""Hybrid retrieval: the lexical arm and semantic fused by one method of ``fusion``.
 
-``score(card) = Σ_arm weight_arm / (k + rank_arm(card))`` over the arms that
-selected the card, with 1-based ranks inside each arm's window.
+The laws (RFC 0048), for every method:
 
-* Each window is a fixed number (``[search] window``), never derived from the
-  result limit, so asking for more results never reorders the first ones
-  (the fusion's stability law). The window is cut with the shared rank order, so ties
-  straddling its edge are decided by card name.
-* Fused ties break by card name (the shared rank order again).
-* Every hit carries each arm's ``ArmScore(rank, score)``, or ``None`` where
-  that arm did not select the card.
+* Each arm's scores <= 0 are dropped before fusion; each window is that arm's
+  best ``[search] window`` cards, a fixed number never derived from the result
+  limit, so asking for more results never reorders the first ones. The window
+  is cut with the shared rank order, so ties straddling its edge are decided by
+  card name.
+* Every card in either window is ranked by its fused score, which may be
+  negative (``zscore``); a card outside one arm's window has that arm's rank and
+  score ``None`` and gets that window's floor (``fusion`` says which).
+* Fused ties break by card name; every hit carries each arm's
+  ``ArmScore(rank, score)`` (or ``None``) and each arm's contribution.
 * A refused arm makes hybrid refuse with the same message (never a quiet
   single-arm answer); the arms' warnings (stale, absent, orphan) carry over.
+  Everything ranks one snapshot (the session's).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from hqltui.core.ranking import ArmScore, Hit, Ranking, Refusal, Retrieval, Warning, rank_indices
+from hqltui.core.fusion import FusionConfig, QueryStats, fuse_windows
+from hqltui.core.ranking import (
+    ArmScore,
+    Hit,
+    Ranking,
+    Refusal,
+    Retrieval,
+    Warning,
+    order_among,
+    rank_indices,
+)
 
-FUSION = "rrf"
-MODEL = "hqltui.rrf.v1"
-REVISION = "0.1.0"
+MODEL = "hqltui.fusion.v2"
+REVISION = "0.2.0"
+METRICS = {"rrf": "reciprocal rank", "convex": "convex combination",
+           "adaptive": "convex combination, per-query alpha"}
 
 
 @dataclass(frozen=True)
@@ -58,40 +72,47 @@ def fuse(
     names: list[str] | tuple[str, ...],
     *,
     query: str,
-    k: float,
-    weights: dict[str, float],
+    config: FusionConfig,
     window: int,
     limit: int | None,
     exclude: np.ndarray | None = None,
+    stats: QueryStats | None = None,
 ) -> Ranking:
-    """The hybrid ranking of ``arms`` (scores aligned with ``names``, sorted by name).
+    """The hybrid ranking of ``arms`` = [lexical, semantic] (scores aligned with
+    ``names``, sorted by name), fused by ``config``.
 
     ``exclude`` (bool per card) leaves cards out whatever their arms say: cards whose
-    index rows cannot be scored are shown in no column that depends on them."""
+    index rows cannot be scored are shown in no column that depends on them.
+    ``stats`` (the query's document frequencies) feeds ``adaptive``'s signals."""
+    lexical, semantic = arms
     warnings = tuple(w for arm in arms for w in arm.warnings)
     windows = {arm.arm: window for arm in arms}
-    retrieval = Retrieval(
+    rrf = config.method == "rrf"
+    base = Retrieval(
         arm="hybrid",
         query=query,
         index=" + ".join(a.retrieval.index for a in arms if a.retrieval is not None),
         model=MODEL,
         revision=REVISION,
-        metric="reciprocal rank",
+        metric=METRICS[config.method],
         approximate=any(a.retrieval.approximate for a in arms if a.retrieval is not None),
         query_vector_source=next(
             (a.retrieval.query_vector_source for a in arms if a.arm == "semantic" and a.retrieval),
             None,
         ),
-        fusion=FUSION,
-        k=k,
-        weights={arm.arm: float(weights[arm.arm]) for arm in arms},
+        fusion=config.method,
+        k=config.k if rrf else None,
+        weights={lexical.arm: config.weights[0], semantic.arm: config.weights[1]} if rrf else None,
         windows=windows,
         arms=tuple(a.retrieval for a in arms if a.retrieval is not None),
+        fusion_config=config.label(),
+        parameters=config.parameters(),
+        alpha=None if rrf else config.alpha,
     )
     for arm in arms:
         if arm.refusal is not None:
-            return Ranking(retrieval=retrieval, warnings=warnings, refusal=arm.refusal)
-    if arms and all(weights[arm.arm] == 0 for arm in arms):
+            return Ranking(retrieval=base, warnings=warnings, refusal=arm.refusal)
+    if rrf and all(w == 0 for w in config.weights):
         warnings += (
             Warning(
                 "config",
@@ -100,29 +121,66 @@ def fuse(
                 "semantic a weight above 0",
             ),
         )
-    fused = np.zeros(len(names), dtype=np.float64)
-    selected: list[dict[int, ArmScore]] = []
+        return Ranking(retrieval=base, warnings=warnings)
+    chosen = []
     for arm in arms:
         assert arm.scores is not None
-        chosen = arm.ranked(window)
-        ranks = np.arange(1, chosen.size + 1, dtype=np.float64)
-        fused[chosen] += weights[arm.arm] / (k + ranks)
-        selected.append(
-            {
-                int(i): ArmScore(r, float(arm.scores[i]))
-                for r, i in enumerate(chosen.tolist(), start=1)
-            }
-        )
+        top = arm.ranked(window)
+        chosen.append((top, arm.scores[top]))
+    fused = fuse_windows(config, chosen[0], chosen[1], stats)
+    retrieval = base if fused.alpha is None else replace(
+        base, alpha=fused.alpha, signals=fused.signals
+    )
+    keep = np.ones(fused.positions.size, dtype=bool)
     if exclude is not None and exclude.any():
-        fused[exclude] = 0.0
-    order, total = rank_indices(fused, limit)
+        keep = ~exclude[fused.positions]
+    order = np.flatnonzero(keep)
+    order = order[order_among(fused.positions[order], fused.scores[order])]
+    total = int(order.size)
+    if limit is not None:
+        order = order[: max(0, limit)]
+    ranks = [
+        {int(i): ArmScore(r, float(arm.scores[i])) for r, i in enumerate(top.tolist(), start=1)}
+        for arm, (top, _) in zip(arms, chosen, strict=True)
+    ]
     hits = tuple(
         Hit(
-            card=str(names[i]),
-            score=float(fused[i]),
+            card=str(names[int(fused.positions[j])]),
+            score=float(fused.scores[j]),
             rank=r,
-            arms={arm.arm: sel.get(i) for arm, sel in zip(arms, selected, strict=True)},
+            arms={arm.arm: sel.get(int(fused.positions[j]))
+                  for arm, sel in zip(arms, ranks, strict=True)},
+            contributions={arm.arm: float(part[j])
+                           for arm, part in zip(arms, fused.contributions, strict=True)},
         )
-        for r, i in enumerate(order.tolist(), start=1)
+        for r, j in enumerate(order.tolist(), start=1)
     )
     return Ranking(hits=hits, retrieval=retrieval, warnings=warnings, total=total)
+
+
+def fusion_summary(retrieval: Retrieval) -> str:
+    """A hybrid retrieval's method and parameters in one line, as the CLI and the app
+    show them: ``rrf k=60 · weights bm25 1, semantic 1``, ``convex alpha=0.7 ·
+    norm zscore``, ``adaptive alpha=0.43 (words 3, code 0.33, idf 0.52) · norm dbsf``."""
+    if retrieval.fusion == "rrf":
+        weights = ", ".join(f"{k} {v:g}" for k, v in (retrieval.weights or {}).items())
+        return f"rrf k={retrieval.k:g} · weights {weights}"
+    params = retrieval.parameters or {}
+    alpha = "?" if retrieval.alpha is None else f"{retrieval.alpha:.2f}"
+    head = f"{retrieval.fusion} alpha={alpha}"
+    if retrieval.signals:
+        sig = retrieval.signals
+        head += " (" + ", ".join(f"{k} {sig[k]:.3g}" for k in SHOWN_SIGNALS if k in sig) + ")"
+    return f"{head} · norm {params.get('norm', '?')}"
+
+
+def fusion_title(retrieval: Retrieval | None, fallback: str) -> str:
+    """The hybrid column's short title part: ``rrf``, ``convex α 0.70``, ``adaptive α 0.43``."""
+    if retrieval is None or retrieval.fusion is None:
+        return fallback
+    if retrieval.fusion == "rrf" or retrieval.alpha is None:
+        return retrieval.fusion
+    return f"{retrieval.fusion} α {retrieval.alpha:.2f}"
+
+
+SHOWN_SIGNALS = ("words", "code", "idf")  # what adaptive_alpha reads, shown beside α

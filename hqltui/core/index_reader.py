@@ -51,17 +51,19 @@ from producer.index import (
 )
 from producer.index import unpack as unpack_vectors
 from producer.index_checks import (
+    absent_message,
     duplicate_problem,
     model_count_problem,
     model_problems,
     not_unit_problem,
+    orphan_message,
     schema_problem,
+    stale_message,
     unit_blobs,
     unit_rows,
     width_problem,
 )
 from producer.vault import Vault
-from producer.wording import listed
 
 BUILD = "hql-semantics build"
 
@@ -130,19 +132,12 @@ class SemanticIndex:
     def warnings(self) -> tuple[Warning, ...]:
         """Stale cards one by one, absent cards counted once, orphans listed once."""
         out = [
-            Warning(
-                "stale",
-                f"`{name}` has changed since the index was built; its semantic score "
-                f"describes the old text (rebuild: {BUILD})",
-                (name,),
-            )
+            Warning("stale", f"{stale_message(name)} (rebuild: {BUILD})", (name,))
             for name in self.stale_names
         ]
         if self.missing_names:
-            out.append(_counted(
-                "absent", self.missing_names, ("1 card is", "{n} cards are"),
-                "absent from the index, so left out of the semantic ranking",
-            ))
+            out.append(Warning("absent", f"{absent_message(self.missing_names)} (rebuild: {BUILD})",
+                               self.missing_names))
         left_out = f"so it is left out of semantic and hybrid (rebuild: {BUILD})"
         for name in self.invalid_names:
             out.append(Warning("index", f"{not_unit_problem(name).message}, {left_out}", (name,)))
@@ -160,18 +155,9 @@ class SemanticIndex:
                 f"(rebuild: {BUILD})",
             ))
         if self.orphan_names:
-            out.append(_counted(
-                "orphan", self.orphan_names,
-                ("1 index row names a card", "{n} index rows name cards"),
-                f"no longer in the vault: {listed(self.orphan_names)}",
-            ))
+            out.append(Warning("orphan", f"{orphan_message(self.orphan_names)} (rebuild: {BUILD})",
+                               self.orphan_names))
         return tuple(out)
-
-
-def _counted(kind: str, names: tuple[str, ...], nouns: tuple[str, str], rest: str) -> Warning:
-    """One warning for many cards: "1 card is …" / "3 cards are …", then the rebuild."""
-    noun = nouns[0] if len(names) == 1 else nouns[1].format(n=len(names))
-    return Warning(kind, f"{noun} {rest} (rebuild: {BUILD})", names)
 
 
 def open_index(vault: Vault, config: Config) -> SemanticIndex | Refusal:

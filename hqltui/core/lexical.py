@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import regex
@@ -103,34 +103,59 @@ def token_spans(text: str) -> list[tuple[int, int]]:
     ``[text[a:b].lower() for a, b in token_spans(text)] == tokens(text)``, so a
     display can mark exactly the pieces the lexical arms compare.
     """
-    spans: list[tuple[int, int]] = []
+    return list(iter_token_spans(text))
+
+
+def iter_token_spans(text: str) -> Iterator[tuple[int, int]]:
+    """``token_spans`` one at a time, so a caller looking for one token stops early."""
     start = 0
     for sep in _SEPARATORS.finditer(text):
         if len(text[start : sep.start()].encode("utf-8")) > 1:
-            spans.append((start, sep.start()))
+            yield (start, sep.start())
         start = sep.end()
     if len(text[start:].encode("utf-8")) > 1:
-        spans.append((start, len(text)))
-    return spans
+        yield (start, len(text))
 
 
-_ASCII_SEPARATORS = bytes(
-    c if (ord("a") <= c <= ord("z") or ord("0") <= c <= ord("9")) else ord(" ")
+# ASCII letters lowercased, digits kept, every other ASCII byte a space; the bytes of
+# non-ASCII characters (all >= 0x80 in UTF-8) are left as they are.
+_ASCII_FOLD = bytes(
+    c + 32 if ord("A") <= c <= ord("Z")
+    else c if (ord("a") <= c <= ord("z") or ord("0") <= c <= ord("9") or c >= 0x80)
+    else ord(" ")
     for c in range(256)
 )
+_HIGH = regex.compile(rb"[\x80-\xff]+")
 
 
 def token_bytes(text: str) -> list[bytes]:
-    """The UTF-8 bytes of ``tokens(text)``, fast for ASCII text.
+    """The UTF-8 bytes of ``tokens(text)``, fast for text that is mostly ASCII.
 
-    For ASCII text the rule reduces to: lowercase, split on everything but
-    ``[a-z0-9]``, drop pieces of one byte. Other text goes through ``tokens``
-    (where a piece is measured before lowercasing: the Kelvin sign stays as ``k``).
+    For ASCII the rule reduces to: lowercase, split on everything but
+    ``[a-z0-9]``, drop pieces of one byte. So the whole text is folded that way
+    as bytes, and only the words holding a non-ASCII character go through
+    ``tokens`` (a word ends at an ASCII separator, which no multi-byte UTF-8
+    sequence contains; ASCII letters lowercased first change neither byte
+    lengths nor the final-sigma context, and ``tokens`` measures a piece before
+    lowercasing, so the Kelvin sign stays as ``k``).
     """
+    folded = text.encode("utf-8").translate(_ASCII_FOLD)
     if text.isascii():
-        pieces = text.lower().encode("ascii").translate(_ASCII_SEPARATORS).split()
-        return [p for p in pieces if len(p) > 1]
-    return [t.encode("utf-8") for t in tokens(text)]
+        return [p for p in folded.split() if len(p) > 1]
+    out: list[bytes] = []
+    done = 0  # folded[:done] is tokenised
+    for run in _HIGH.finditer(folded):
+        start, end = run.span()
+        if start < done:
+            continue  # in the word just tokenised
+        word_start = folded.rfind(b" ", done, start) + 1 or done
+        word_end = folded.find(b" ", end)
+        word_end = len(folded) if word_end < 0 else word_end
+        out.extend(p for p in folded[done:word_start].split() if len(p) > 1)
+        out.extend(t.encode("utf-8") for t in tokens(folded[word_start:word_end].decode("utf-8")))
+        done = word_end
+    out.extend(p for p in folded[done:].split() if len(p) > 1)
+    return out
 
 
 def fnv1a64(data: bytes) -> int:
@@ -252,18 +277,64 @@ class TermCounts:
             tfs.extend(counts.values())
             doc_ptr.append(len(term_ids))
         vocab.default_factory = None
-        n = len(doc_ptr) - 1
+        self._set(
+            dict(vocab),
+            np.frombuffer(term_ids, dtype=np.int64) if term_ids else np.zeros(0, np.int64),
+            np.frombuffer(tfs, dtype=np.int64) if tfs else np.zeros(0, np.int64),
+            np.frombuffer(doc_ptr, dtype=np.int64),
+        )
+
+    @classmethod
+    def from_arrays(
+        cls, vocab: dict[bytes, int], terms: np.ndarray, tf: np.ndarray, ptr: np.ndarray
+    ) -> TermCounts:
+        """Counts made earlier (a cache): the same arrays ``__init__`` would make.
+
+        ``ValueError`` when the arrays do not fit together, so a damaged cache is
+        never scored from.
+        """
+        terms, tf, ptr = (np.asarray(a, dtype=np.int64) for a in (terms, tf, ptr))
+        n = ptr.size - 1
+        if (
+            n < 0 or ptr[0] != 0 or terms.shape != tf.shape or int(ptr[-1]) != terms.size
+            or (n and bool((np.diff(ptr) < 0).any()))
+            or (terms.size and (int(terms.min()) < 0 or int(terms.max()) >= len(vocab)
+                                or int(tf.min()) < 1))
+        ):
+            raise ValueError("term counts that do not fit together")
+        made = cls.__new__(cls)
+        made._set(vocab, terms, tf, ptr)
+        return made
+
+    def _set(
+        self, vocab: dict[bytes, int], terms: np.ndarray, tf: np.ndarray, ptr: np.ndarray
+    ) -> None:
+        n = ptr.size - 1
         self.size = n
-        self.vocab: dict[bytes, int] = vocab
-        self.terms = (
-            np.frombuffer(term_ids, dtype=np.int64) if term_ids else np.zeros(0, np.int64)
-        )
-        self.tf = np.frombuffer(tfs, dtype=np.int64) if tfs else np.zeros(0, np.int64)
-        self.docs = np.repeat(
-            np.arange(n, dtype=np.int64), np.diff(np.frombuffer(doc_ptr, np.int64))
-        )
+        self.vocab = vocab
+        self.terms = terms
+        self.tf = tf
+        self.ptr = ptr
+        self.docs = np.repeat(np.arange(n, dtype=np.int64), np.diff(ptr))
         self.doc_len = np.bincount(self.docs, weights=self.tf, minlength=n).astype(np.float64)
-        self.ptr = np.searchsorted(self.docs, np.arange(n + 1))
+
+
+class DocFreq:
+    """How many cards hold each term: the vault's document frequencies, which the
+    adaptive fusion's IDF signal reads (the same counts bm25's idf uses)."""
+
+    def __init__(self, counts: TermCounts) -> None:
+        self.size = counts.size
+        self.vocab = counts.vocab
+        self.df = np.bincount(counts.terms, minlength=len(counts.vocab))
+
+    def of(self, text: str) -> dict[str, int]:
+        """Each distinct token of ``text`` -> the number of cards holding it (0: none)."""
+        out: dict[str, int] = {}
+        for term in dict.fromkeys(tokens(text)):
+            tid = self.vocab.get(term.encode("utf-8"))
+            out[term] = 0 if tid is None else int(self.df[tid])
+        return out
 
 
 class Hashbag:

@@ -32,15 +32,20 @@ Public API (stable; the app and the commands build on it):
     ``query_vector_source`` (semantic: ``index`` for the index's ``query``
     table, ``live:local`` or ``live:http`` for a live embedding with the index's
     own model and revision; lexical arms: ``text``). For hybrid also ``fusion``
-    (``rrf``), ``k``, ``weights`` and ``windows`` (arm name → number) and
-    ``arms`` (each fused arm's own ``Retrieval``). ``to_json()`` gives the
+    (``rrf`` | ``convex`` | ``adaptive``), ``fusion_config`` (its label,
+    ``convex:alpha=0.7,norm=zscore``), ``parameters`` (what the method read),
+    ``k`` and ``weights`` (rrf; else ``None``), ``alpha`` (convex: the set α;
+    adaptive: this query's α), ``signals`` (adaptive: the values that set α),
+    ``windows`` (arm name → number) and ``arms`` (each fused arm's own
+    ``Retrieval``). ``to_json()`` gives the
     documented JSON object.
 
 ``Hit(card, score, rank, arms)``
     ``card`` is the card's name (look the card up with ``Session.card(name)``),
     ``rank`` is 1-based. ``arms`` is empty for a single-arm ranking; for hybrid
     it maps every fused arm's name to ``ArmScore(rank, score)``, or to ``None``
-    where that arm did not select the card within its window.
+    where that arm did not select the card within its window; ``contributions``
+    maps each fused arm to its part of the fused score (they sum to ``score``).
 
 ``Ranking(hits, retrieval, warnings, refusal, total)``
     ``hits`` best first (at most the requested limit), ``total`` the number of
@@ -79,6 +84,7 @@ __all__ = [
     "rank",
     "hits_at",
     "rank_indices",
+    "order_among",
     "refine",
 ]
 
@@ -136,6 +142,10 @@ class Retrieval:
     weights: Mapping[str, float] | None = None
     windows: Mapping[str, int] | None = None
     arms: tuple[Retrieval, ...] = ()
+    fusion_config: str | None = None  # e.g. "convex:alpha=0.7,norm=zscore"
+    parameters: Mapping[str, Any] | None = None  # what the fusion method read
+    alpha: float | None = None  # convex's α, or the α adaptive set for this query
+    signals: Mapping[str, float] | None = None  # adaptive: the values that set α
     # An engine arm's evidence: the index that served it (or none: a full scan), the
     # statement, the engine's warning, execution time and query run id.
     engine: Mapping[str, Any] | None = None
@@ -153,8 +163,12 @@ class Retrieval:
         }
         if self.fusion is not None:
             out["fusion"] = self.fusion
+            out["fusion_config"] = self.fusion_config
+            out["parameters"] = dict(self.parameters or {})
             out["k"] = self.k
-            out["weights"] = dict(self.weights or {})
+            out["weights"] = None if self.weights is None else dict(self.weights)
+            out["alpha"] = self.alpha
+            out["signals"] = None if self.signals is None else dict(self.signals)
             out["windows"] = dict(self.windows or {})
             out["arms"] = [arm.to_json() for arm in self.arms]
         if self.engine is not None:
@@ -173,6 +187,7 @@ class Hit:
     score: float
     rank: int
     arms: Mapping[str, ArmScore | None] = field(default_factory=dict)
+    contributions: Mapping[str, float] = field(default_factory=dict)  # hybrid: arm -> part
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"card": self.card, "score": self.score, "rank": self.rank}
@@ -181,6 +196,8 @@ class Hit:
                 name: None if a is None else {"rank": a.rank, "score": a.score}
                 for name, a in self.arms.items()
             }
+        if self.contributions:
+            out["contributions"] = dict(self.contributions)
         return out
 
 
@@ -264,6 +281,15 @@ def rank_indices(
     if limit is not None:
         chosen = chosen[:limit]
     return chosen, total
+
+
+def order_among(positions: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Indices that order candidates (``positions`` of name-sorted cards, one value
+    each) by value descending, ties by name: the rank order without the drop of
+    scores <= 0, since a fused score may be negative (the arms' own scores were
+    dropped at <= 0 before fusing)."""
+    positions = np.asarray(positions, dtype=np.int64)
+    return np.lexsort((positions, -np.asarray(values, dtype=np.float64)))
 
 
 def rank(

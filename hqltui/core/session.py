@@ -5,7 +5,8 @@ Public API (stable; the app and the commands build on it):
 ``Session.load(root, *, clock=None, cache_dir=None) -> Session``
     Reads the vault (through the parse cache in ``cache_dir``, default the
     user cache directory), ``hql.toml``, the semantic index and the lexical
-    structures, once. Raises ``NotADirectoryError`` when ``root`` is not a
+    structures (their term counts through the term cache in the same
+    directory, ``core.term_cache``), once. Raises ``NotADirectoryError`` when ``root`` is not a
     directory; every other problem becomes a warning or a refusal. ``clock``
     (a callable returning an aware ``datetime``) dates the snapshot and ages
     the index; tests inject it.
@@ -66,6 +67,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -75,9 +77,10 @@ from hqltui.core import arms
 from hqltui.core.arms import ARMS, HYBRID, LEXICAL_ARMS, SEMANTIC_ARMS
 from hqltui.core.config import AppConfig as Config
 from hqltui.core.config import SearchConfig, load_config
+from hqltui.core.fusion import FusionConfig, QueryStats
 from hqltui.core.hybrid import ArmScores
 from hqltui.core.index_reader import SemanticIndex, open_index
-from hqltui.core.lexical import TermCounts
+from hqltui.core.lexical import DocFreq
 from hqltui.core.oneline import link_target
 from hqltui.core.ranking import (
     Ranking,
@@ -90,6 +93,7 @@ from hqltui.core.ranking import (
     rank_indices,
 )
 from hqltui.core.semantic import LiveEmbedders, embed_local, query_vector, semantic_scores
+from hqltui.core.term_cache import term_counts, terms_file
 from producer.parse_cache import ParseCache
 from producer.vault import Card, Vault, load_vault
 
@@ -119,6 +123,12 @@ class Answer(Mapping[str, Ranking]):
     query: str
     rankings: dict[str, Ranking]
     lexical_arm: str
+    rrf: Ranking | None = None  # local rrf of the same windows when hybrid is another method
+
+    @property
+    def rrf_hybrid(self) -> Ranking:
+        """Hybrid by rrf (the engine's method, so its row compares with this one)."""
+        return self.rrf if self.rrf is not None else self.rankings[HYBRID]
 
     def __getitem__(self, arm: str) -> Ranking:
         return self.rankings[arm]
@@ -189,6 +199,7 @@ class Session:
     embedders: LiveEmbedders = field(default_factory=LiveEmbedders)
     names: tuple[str, ...] = ()
     _position: dict[str, int] = field(default_factory=dict)
+    doc_freq: DocFreq | None = None  # the adaptive fusion's IDF signal; None if counts failed
 
     # ------------------------------------------------------------------ loading
 
@@ -206,7 +217,8 @@ class Session:
         cache_path = Path(cache_dir) if cache_dir is not None else None
         vault = load_vault(root, cache=ParseCache(root, cache_path))
         config = load_config(root)
-        lexical = cls._build_lexical([card.text for card in vault.cards])
+        terms = terms_file(root, cache_path)
+        lexical, doc_freq = cls._build_lexical(vault.cards, terms)
         opened = _guarded("semantic", "cannot be opened", lambda: open_index(vault, config))
         index, refusal = (None, opened) if isinstance(opened, Refusal) else (opened, None)
         names = tuple(card.name for card in vault.cards)
@@ -223,20 +235,28 @@ class Session:
             embedders=embedders or LiveEmbedders(),
             names=names,
             _position={name: i for i, name in enumerate(names)},
+            doc_freq=doc_freq,
         )
 
     @staticmethod
-    def _build_lexical(texts: list[str]) -> dict[str, Any]:
-        """Each lexical arm's structure, or its refusal (both refuse if the counts fail)."""
+    def _build_lexical(
+        cards: list[Card], terms: Path | None = None
+    ) -> tuple[dict[str, Any], DocFreq | None]:
+        """Each lexical arm's structure, or its refusal (both refuse if the counts fail),
+        and the document frequencies. The term counts come from the cache file ``terms``
+        when it holds these texts'."""
         try:
-            counts = TermCounts(texts)
+            counts = term_counts([c.text for c in cards], [c.content_hash for c in cards],
+                                 terms)
         except Exception as exc:  # noqa: BLE001 - both lexical arms refuse; semantic answers
-            return {arm: arm_failure(arm, "cannot be built", exc) for arm in LEXICAL_ARMS}
-        return {
+            return {arm: arm_failure(arm, "cannot be built", exc) for arm in LEXICAL_ARMS}, None
+        built = {
             arm.name: _guarded(arm.name, "cannot be built", lambda build=arm.build: build(counts))
             for arm in ARMS.values()
             if arm.build is not None
         }
+        doc_freq = _guarded("hybrid", "cannot count terms", lambda: DocFreq(counts))
+        return built, None if isinstance(doc_freq, Refusal) else doc_freq
 
     def reload(self) -> Session:
         return Session.load(
@@ -297,8 +317,10 @@ class Session:
             age=age,
         )
 
-    @property
+    @cached_property
     def warnings(self) -> tuple[Warning, ...]:
+        """Made once: a session is one snapshot, and the app reads this on every paint
+        (on a vault of 17.5k cards the link check alone takes tens of milliseconds)."""
         out: list[Warning] = []
         if self.vault.notice:
             out.append(Warning("loader", self.vault.notice))
@@ -384,7 +406,8 @@ class Session:
             return ArmScores("semantic", None, retrieval, warnings, qv.refusal)
         return ArmScores("semantic", semantic_scores(ix, qv.vector, cut), retrieval, warnings)
 
-    def _ranking(self, scored: ArmScores, limit: int | None) -> Ranking:
+    def ranking_of(self, scored: ArmScores, limit: int | None) -> Ranking:
+        """One arm's column from its scores (``arm_windows``), cut at ``limit``."""
         if scored.refusal is not None or scored.scores is None:
             return Ranking(
                 retrieval=scored.retrieval, warnings=scored.warnings, refusal=scored.refusal
@@ -414,19 +437,39 @@ class Session:
         return self.search.limit if limit is None else max(0, int(limit))
 
     def query(
-        self, text: str, *, lexical: str | None = None, limit: int | None = None, live: bool = False
+        self,
+        text: str,
+        *,
+        lexical: str | None = None,
+        limit: int | None = None,
+        live: bool = False,
+        fusion: FusionConfig | None = None,
     ) -> Answer:
+        """``fusion`` replaces the configured fusion for this query (the app's method
+        cycle, ``eval --fusion``)."""
         arm = lexical or self.search.lexical
         arms.lexical_arm(arm)
         limit = self._limit(limit)
         fused = (arm, *SEMANTIC_ARMS)
         if not text.strip():
             return Answer(text, {a: self._empty(a, text) for a in (*fused, HYBRID)}, arm)
+        scored = self.arm_windows(text, lexical=arm, limit=limit, live=live)
+        rankings = {a: self.ranking_of(s, limit) for a, s in scored.items()}
+        config = fusion or self.search.fusion_config()
+        rankings[HYBRID] = self.fuse(text, list(scored.values()), limit, config)
+        rrf = None
+        if config.method != "rrf":
+            rrf = self.fuse(text, list(scored.values()), limit, self.search.fusion_config("rrf"))
+        return Answer(text, rankings, arm, rrf)
+
+    def arm_windows(
+        self, text: str, *, lexical: str, limit: int, live: bool = False
+    ) -> dict[str, ArmScores]:
+        """The fused arms' scores, each ranked once deep enough for its column and its
+        hybrid window: fusing them again (``fuse``) is arithmetic, no re-scoring."""
         cut = max(limit, self.search.window)
-        scored = {a: self._ranked(self._scored(a, text, cut, live), cut) for a in fused}
-        rankings = {a: self._ranking(s, limit) for a, s in scored.items()}
-        rankings[HYBRID] = self._fuse(text, list(scored.values()), limit)
-        return Answer(text, rankings, arm)
+        return {a: self._ranked(self._scored(a, text, cut, live), cut)
+                for a in (lexical, *SEMANTIC_ARMS)}
 
     def _scored(self, arm: str, text: str, cut: int | None, live: bool) -> ArmScores:
         """One arm's scores, by the kind the registry declares for it."""
@@ -444,21 +487,30 @@ class Session:
             raise ValueError(f"unknown arm `{arm}`; accepted: {', '.join(arms.RANKINGS)}")
         if not text.strip():
             return self._empty(arm, text)
-        return self._ranking(self._scored(arm, text, limit, live), limit)
+        return self.ranking_of(self._scored(arm, text, limit, live), limit)
 
-    def _fuse(self, text: str, scored: list[ArmScores], limit: int) -> Ranking:
-        s = self.search
-        weight = {arms.LEXICAL: s.weights.lexical, arms.SEMANTIC: s.weights.semantic}
-        weights = {a.arm: weight[ARMS[a.arm].kind] for a in scored}
-        return arms.FUSIONS[arms.DEFAULT_FUSION].fuse(
+    def fuse(
+        self,
+        text: str,
+        scored: list[ArmScores],
+        limit: int | None,
+        fusion: FusionConfig | None = None,
+    ) -> Ranking:
+        """Hybrid of ``scored`` ([lexical, semantic], from ``arm_windows``) by ``fusion``
+        (default: the configured one)."""
+        config = fusion or self.search.fusion_config()
+        stats = QueryStats(text, 0, {})  # no counts: the query's shape only
+        if self.doc_freq is not None:
+            stats = QueryStats(text, self.doc_freq.size, self.doc_freq.of(text))
+        return arms.fuse(
             scored,
             self.names,
             query=text,
-            k=s.rrf_k,
-            weights=weights,
-            window=s.window,
+            config=config,
+            window=self.search.window,
             limit=limit,
             exclude=None if self.index is None else self.index.excluded,
+            stats=stats,
         )
 
     def scores(self, text: str, arm: str, *, live: bool = False) -> np.ndarray | Refusal:

@@ -25,7 +25,7 @@ from textual.reactive import reactive
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
-from hqltui.core.arms import LEXICAL_ARMS, LEXICAL_CHOICES
+from hqltui.core.arms import DEFAULT_LEXICAL, FUSIONS, LEXICAL_ARMS, LEXICAL_CHOICES
 from hqltui.ui import editor, engine_views, messages, views
 from hqltui.ui.commands import HqlCommands
 from hqltui.ui.controllers.engine import EngineController
@@ -61,7 +61,7 @@ class HqlApp(App[int]):
     COMMANDS = App.COMMANDS | {HqlCommands}
     BINDINGS = BINDINGS
 
-    lexical: reactive[str] = reactive("bm25", init=False)
+    lexical: reactive[str] = reactive(DEFAULT_LEXICAL, init=False)
 
     def __init__(
         self,
@@ -246,7 +246,8 @@ class HqlApp(App[int]):
         self.main.action_focus_column("hybrid")
 
     def _start_query(self, submitted: bool = False) -> None:
-        self.queries.start(self.state.session, self.text, self.lexical, submitted)
+        self.queries.start(self.state.session, self.text, self.lexical, submitted,
+                           self.state.fusion)
 
     def on_answer_ready(self, message: messages.AnswerReady) -> None:
         if not self.is_running:
@@ -281,6 +282,21 @@ class HqlApp(App[int]):
     def action_set_lexical(self, arm: str) -> None:
         if arm in LEXICAL_ARMS:
             self.lexical = arm
+
+    # The fusion method (ctrl+t, the palette): hybrid re-fuses with the vault's parameters.
+    def action_cycle_fusion(self) -> None:
+        methods = list(FUSIONS)
+        at = methods.index(self.state.fusion_method) if self.state.fusion_method in methods else -1
+        self.action_set_fusion(methods[(at + 1) % len(methods)])
+
+    def action_set_fusion(self, method: str) -> None:
+        if method not in FUSIONS:
+            return
+        self.state = replace(self.state, fusion=method)
+        self.main.paint_titles(self.state, self.palette, self.keys)
+        self.notify(f"hybrid fusion: {method} ({FUSIONS[method].summary})", timeout=2)
+        if self.state.session is not None and self.text.strip():
+            self._start_query()
 
     @on(RankingColumn.Selected)
     @on(CardList.Selected)

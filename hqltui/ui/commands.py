@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from hqltui.core.arms import LEXICAL_CHOICES
+from hqltui.core.arms import FUSIONS, LEXICAL_CHOICES
 
 if TYPE_CHECKING:
     from textual.dom import DOMNode
@@ -47,6 +47,14 @@ class HqlCommands(Provider):
             commands.append(
                 (f"lexical: {arm}{current}", f"rank the lexical column and hybrid with {arm}",
                  run(f"set_lexical('{arm}')"))
+            )
+        fusion = getattr(getattr(app, "state", None), "fusion_method", None)
+        for method, entry in FUSIONS.items():
+            current = " (current)" if fusion == method else ""
+            commands.append(
+                (f"fusion: {method}{current}",
+                 f"hybrid by {entry.summary} ({h('app.fusion')} cycles)",
+                 run(f"set_fusion('{method}')"))
             )
         commands += [
             ("vault: reload", "read the vault and its index again", run("reload")),

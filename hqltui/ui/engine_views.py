@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from hqltui.ui.state import EngineState
-from hqltui.ui.views import Column, ranking_column
+from hqltui.ui.views import Column, ranking_column, with_fix_text
 from producer.terminal import shown
 
 if TYPE_CHECKING:
@@ -29,8 +29,10 @@ if TYPE_CHECKING:
 
 ENGINE_SLOTS = ("engine-bm25", "engine-semantic", "engine-hybrid")
 ENGINE_ARMS = {"engine-bm25": "bm25", "engine-semantic": "semantic", "engine-hybrid": "hybrid"}
-# The local ranking each engine column is compared with (the engine has BM25 only).
-REFERENCE = {"engine-bm25": "lexical", "engine-semantic": "semantic", "engine-hybrid": "hybrid"}
+# The local ranking each engine column is compared with (the engine has BM25 only, and
+# fuses by RRF in SQL: its hybrid is compared with the local rrf of the same windows).
+REFERENCE = {"engine-bm25": "lexical", "engine-semantic": "semantic",
+             "engine-hybrid": "rrf_hybrid"}
 EMPTY = {"engine-bm25": "no engine bm25 match", "engine-semantic": "no engine vector match",
          "engine-hybrid": "no match in either engine arm"}
 
@@ -80,7 +82,7 @@ def titles(state: EngineState, p: Palette) -> dict[str, Text]:
         "engine-semantic": Text.assemble(("engine vector", "bold"), vector_claim(state, p),
                                          (" · Δ", p.muted), mark),
         "engine-hybrid": Text.assemble(("engine hybrid", "bold"),
-                                       (" · Δ vs local (bm25)", p.muted), mark),
+                                       (" · rrf · Δ vs local rrf (bm25)", p.muted), mark),
     }
 
 
@@ -112,11 +114,7 @@ def unavailable_line(kind: str, message: str, fix: str | None, p: Palette) -> Te
     out = Text(no_wrap=False)
     lead = {"refusal": "engine refused: ", "empty": "engine: "}.get(kind, "engine failed: ")
     out.append(lead, style=p.warning if kind == "empty" else p.error)
-    out.append(shown(message))
-    if fix:
-        out.append(" · fix: ", style="bold")
-        out.append(shown(fix), style=p.accent)
-    return out
+    return out.append_text(with_fix_text(message, fix, p))
 
 
 def row(state: EngineState, p: Palette, keys: Keys) -> EngineView:

@@ -32,7 +32,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Input
 
-from hqltui.core.arms import LEXICAL_CHOICES
+from hqltui.core.arms import FUSIONS, LEXICAL_CHOICES
 
 ENV = "HQL_TUI_KEYMAP"
 
@@ -42,6 +42,9 @@ APP_BINDINGS = [
     Binding("question_mark", "help", "help", show=False, id="app.help-key"),
     Binding("f2", "toggle_lexical", "lexical", tooltip="switch " + " / ".join(LEXICAL_CHOICES),
             id="app.lexical"),
+    # The hybrid column's fusion method (hqltui.core.arms.FUSIONS), cycled.
+    Binding("ctrl+t", "cycle_fusion", "fusion", show=False,
+            tooltip="fusion: " + " / ".join(FUSIONS), id="app.fusion"),
     Binding("f3", "open_card", "open", tooltip="open card", id="app.open-card"),
     Binding("f4", "edit_card", "edit", id="app.edit-card"),
     Binding("f5", "reload", "reload", id="app.reload"),

@@ -43,7 +43,7 @@ class ScreenState:
     load_error: str | None = None
     summary: IndexSummary | None = None
     statuses: Mapping[str, str] = field(default_factory=dict)
-    lexical: str = "bm25"  # the arm asked for (F2)
+    lexical: str = DEFAULT_LEXICAL  # the arm asked for (F2)
     answer: Answer | PartialAnswer | None = None
     answer_text: str = ""
     answer_arm: str | None = None  # the lexical arm the answer on screen used
@@ -51,6 +51,13 @@ class ScreenState:
     shown_partial: bool = False
     selected: str | None = None
     pinned: bool = False  # the user chose ``selected`` since the query was last edited
+    fusion: str | None = None  # hybrid's method chosen in the app (None: [search] fusion)
+
+    @property
+    def fusion_method(self) -> str:
+        """The fusion method hybrid uses now: the app's choice, else the vault's."""
+        configured = getattr(getattr(self.session, "search", None), "fusion", None)
+        return self.fusion or configured or "rrf"
 
     @property
     def shown_arm(self) -> str:

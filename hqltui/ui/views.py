@@ -18,9 +18,11 @@ from rich.text import Text
 
 from hqltui.core import oneline
 from hqltui.core.arms import LEXICAL_CHOICES
+from hqltui.core.hybrid import fusion_summary, fusion_title
 from hqltui.ui import render
 from hqltui.ui.state import SLOTS, ScreenState
 from producer.terminal import shown, shown_body
+from producer.wording import refusal_spans
 
 if TYPE_CHECKING:
     from hqltui.core.ranking import Hit, Ranking, Refusal, Retrieval
@@ -31,6 +33,9 @@ if TYPE_CHECKING:
 # The strip lists what blocks or skews a ranking first.
 WARNING_ORDER = {"error": 0, "arm": 1, "config": 1, "stale": 2, "absent": 3, "orphan": 4,
                  "embedder": 5, "loader": 6, "link": 7}
+# The card pane is 13 rows tall: it previews this many body lines (a man page holds
+# thousands, and drawing them all on every answer cost most of a keystroke).
+PREVIEW_LINES = 60
 EMPTY = {"lexical": "no lexical match", "semantic": "no semantic match",
          "hybrid": "no match in either arm"}
 
@@ -118,8 +123,20 @@ def column_titles(state: ScreenState, p: Palette, keys: Keys) -> dict[str, Text]
         "lexical": Text.assemble(("lexical", "bold"), " · ", (arm, p.accent),
                                  (f" · fused · {keys.hint('app.lexical')} switches", p.muted)),
         "semantic": Text("semantic", style="bold"),
-        "hybrid": Text.assemble(("hybrid", "bold"), (f" · rrf of {arm} + semantic", p.muted)),
+        "hybrid": Text.assemble(("hybrid", "bold"), (hybrid_title(state, arm), p.muted)),
     }
+
+
+def hybrid_title(state: ScreenState, arm: str) -> str:
+    """`` · <method> of <arm>`` (with semantic, always), the method with this query's α when
+    it has one (the answer on screen, if it used the method now chosen); short enough for
+    a third of an 120-column terminal."""
+    method = state.fusion_method
+    hybrid = state.rankings().get("hybrid")
+    retrieval = hybrid.retrieval if hybrid is not None else None
+    if retrieval is None or retrieval.fusion != method:
+        retrieval = None
+    return f" · {fusion_title(retrieval, method)} of {arm}"
 
 
 def message_columns(text: str, style: str, kind: str) -> dict[str, Column]:
@@ -188,16 +205,20 @@ def badges(name: str, in_lex: set[str], in_sem: set[str], statuses: Mapping[str,
 
 def refusal(refused: Refusal, p: Palette, keys: Keys) -> Text:
     """Why an arm refused, and the fix (``live``: submit the query to embed it)."""
+    fix = refused.fix
+    if fix == "live":
+        fix = f"press {keys.hint('textual.submit')} in the query to embed it with the http embedder"
     out = Text()
-    out.append("refused\n", style=p.error)
-    out.append(shown(refused.message))
-    if refused.fix == "live":
-        out.append("\n\nfix: ", style="bold")
-        out.append(f"press {keys.hint('textual.submit')} in the query to embed it with the "
-                   "http embedder", style=p.accent)
-    elif refused.fix:
-        out.append("\n\nfix: ", style="bold")
-        out.append(shown(refused.fix), style=p.accent)
+    out.append("refused: ", style=p.error)
+    return out.append_text(with_fix_text(refused.message, fix, p))
+
+
+def with_fix_text(message: str, fix: str | None, p: Palette) -> Text:
+    """``producer.wording.with_fix`` styled: the fix in the accent colour."""
+    styles = {"message": "", "lead": "bold", "fix": p.accent}
+    out = Text(no_wrap=False)
+    for role, text in refusal_spans(message, fix):
+        out.append(shown(text), style=styles[role])
     return out
 
 
@@ -281,8 +302,23 @@ def card_detail(state: ScreenState, name: str, p: Palette, full: bool) -> Render
         head.append("\nunresolved: ", style=p.warning)
         head.append(shown(", ".join(dict.fromkeys(oneline.link_target(t) for t in unresolved))))
     terms = render.query_terms(state.answer_text) if state.answer is not None else set()
-    body = render.body_text(shown_body(card.body), terms, mark=p.mark, heading=p.heading)
-    return Group(head, Text("─" * 40, style=p.muted), body)
+    text, more = shown_body(card.body), 0
+    if not full:  # the pane previews; the card screen shows the whole body
+        text, more = preview(text, PREVIEW_LINES)
+    body = render.body_text(text, terms, mark=p.mark, heading=p.heading)
+    if not more:
+        return Group(head, Text("─" * 40, style=p.muted), body)
+    rest = Text(f"… {render.plural(more, 'more line')} in the full card", style=p.muted)
+    return Group(head, Text("─" * 40, style=p.muted), body, rest)
+
+
+def preview(body: str, lines: int) -> tuple[str, int]:
+    """The first ``lines`` lines of ``body`` (after its leading blank lines), and how many
+    lines with text follow them (0: the whole body)."""
+    parts = body.lstrip("\r\n").split("\n", lines)
+    if len(parts) <= lines or not parts[lines].strip():
+        return body, 0
+    return "\n".join(parts[:lines]), len(parts[lines].rstrip().split("\n"))
 
 
 def _ranks(head: Text, state: ScreenState, name: str, p: Palette) -> None:
@@ -310,8 +346,14 @@ def _ranks(head: Text, state: ScreenState, name: str, p: Palette) -> None:
     hit = hybrid.hit(name) if hybrid is not None and hybrid.ok else None
     if hit is not None and hit.arms:
         parts = [f"{arm} {'—' if s is None else f'#{s.rank} {render.score(s.score)}'}"
+                 + _contribution(hit.contributions.get(arm))
                  for arm, s in hit.arms.items()]
         head.append(f"\n       fused from {', '.join(parts)}", style=p.muted)
+
+
+def _contribution(part: float | None) -> str:
+    """`` (+0.412)``: what an arm added to the fused score (a floor counts too)."""
+    return "" if part is None else f" ({part:+.3f})"
 
 
 def provenance(retrieval: Retrieval, p: Palette) -> Text:
@@ -319,10 +361,8 @@ def provenance(retrieval: Retrieval, p: Palette) -> Text:
     out = Text()
     out.append(f"{retrieval.arm}: ", style=p.accent)
     if retrieval.fusion:
-        weights = ", ".join(f"{k} {v:g}" for k, v in (retrieval.weights or {}).items())
         windows = ", ".join(f"{k} {v}" for k, v in (retrieval.windows or {}).items())
-        out.append(f"{retrieval.fusion} k={retrieval.k:g} · weights {weights} · "
-                   f"windows {windows}")
+        out.append(f"{fusion_summary(retrieval)} · windows {windows}")
         return out
     out.append(shown(render.short_model(retrieval.model)))
     out.append(f" {shown(render.short_revision(retrieval.revision))}")

@@ -75,13 +75,13 @@ async def test_selection_syncs_across_columns_and_card_list(make_app, birds: Pat
             else:
                 assert column.cursor_name is None
         cards = main.query_one(CardList)
-        assert cards.shown[cards.table.cursor_row] == chosen
+        assert cards.shown[cards.table.cursor] == chosen
         assert chosen in _detail_text(app)
         # Choosing in the card list moves the columns too.
         await pilot.press("c")
         await pilot.press("up")
         await settle(pilot)
-        picked = cards.shown[cards.table.cursor_row]
+        picked = cards.shown[cards.table.cursor]
         assert app.selected == picked
         for column in main.columns:
             assert column.cursor_name == (picked if picked in column.names else None)
@@ -94,10 +94,12 @@ class SlowFirst:
         self.inner = inner
         self.slow = slow
         self.release = threading.Event()
+        self.started = threading.Event()  # the slow query is running
         self.finished: list[str] = []
 
     def query(self, text: str, **kwargs: Any) -> Any:
         if text == self.slow:
+            self.started.set()
             self.release.wait(5)
         answer = self.inner.query(text, **kwargs)
         self.finished.append(text)
@@ -121,10 +123,13 @@ async def test_an_older_answer_never_overwrites_a_newer_one(make_app, birds: Pat
         await settle(pilot)
         query = app.main.query_one(QueryInput)
         query.value = "night"
-        await pilot.pause(0.1)  # the slow query is running now
+        for _ in range(200):  # wait until the slow query is running (a loaded machine is slow)
+            await pilot.pause(0.05)
+            if holder["s"].started.is_set():
+                break
         query.value = "night hunting birds"
         await settle(pilot, rounds=4)
-        for _ in range(50):
+        for _ in range(200):
             if len(holder["s"].finished) == 2:
                 break
             await asyncio.sleep(0.05)
@@ -178,6 +183,29 @@ async def test_lexical_arm_switch_reranks_both_columns(make_app, birds: Path) ->
         await pilot.press("escape", "l")  # the single-letter key outside the input
         await settle(pilot)
         assert app.lexical == "bm25"
+
+
+async def test_the_fusion_key_cycles_the_method_title_and_card_pane(make_app, birds: Path) -> None:
+    app = make_app(birds)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "night hunting birds")
+        def title() -> str:
+            return _text(app.main.column("hybrid").query_one(".column-title"))
+
+        assert app.answer.hybrid.retrieval.fusion == "adaptive"  # the default
+        assert "adaptive α 0.65 of bm25" in title()
+        await pilot.press("ctrl+t")  # adaptive -> rrf
+        await settle(pilot)
+        assert app.state.fusion == "rrf" and app.answer.hybrid.retrieval.fusion == "rrf"
+        assert "rrf of bm25" in title()
+        await pilot.press("escape", "m")  # rrf -> convex, from the panes
+        await settle(pilot)
+        ret = app.answer.hybrid.retrieval
+        assert (ret.fusion, ret.alpha) == ("convex", 0.5)
+        assert "convex α 0.50" in title()
+        detail = _detail_text(app)
+        assert "fused from bm25" in detail and "(+" in detail
 
 
 async def test_enter_opens_the_card_and_help_lists_bindings(make_app, birds: Path) -> None:
@@ -348,3 +376,23 @@ async def test_a_vault_that_vanished_is_not_ranked_or_built(make_app, birds: Pat
         await pilot.press("f7")
         await settle(pilot)
         assert not app.jobs
+
+
+async def test_a_long_card_is_previewed_in_the_pane_and_whole_on_its_screen(
+    make_app, mini: Path
+) -> None:
+    lines = "\n".join(f"owlet paragraph {i}" for i in range(1, 201))
+    (mini / "long-owlet.md").write_text(f"# Long owlet\n\n{lines}\n", encoding="utf-8")
+    app = make_app(mini)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "owlet paragraph")
+        assert app.selected == "long-owlet"
+        pane = _detail_text(app)
+        assert "owlet paragraph 58" in pane and "owlet paragraph 59" not in pane
+        assert "… 142 more lines in the full card" in pane
+        await pilot.press("escape", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, CardScreen)
+        whole = _plain(app.screen.query_one(CardDetail).shown)
+        assert "owlet paragraph 200" in whole and "more lines" not in whole

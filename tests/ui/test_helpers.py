@@ -76,3 +76,15 @@ def test_age_and_revision_shapes() -> None:
     assert render.age(None, now) == "?"
     assert render.short_revision("sha256:deb6161234") == "sha256:deb616"
     assert render.short_model("sentence-transformers/all-MiniLM-L6-v2") == "all-MiniLM-L6-v2"
+
+
+def test_the_card_pane_previews_the_first_lines_and_counts_the_rest() -> None:
+    from hqltui.ui.views import preview
+
+    body = "\n\n" + "\n".join(f"line {i}" for i in range(1, 101)) + "\n\n"
+    shown, more = preview(body, 60)
+    assert shown.split("\n") == [f"line {i}" for i in range(1, 61)]
+    assert more == 40
+    short = "one\ntwo\n\n"
+    assert preview(short, 60) == (short, 0)
+    assert preview("a\nb\n\n\n", 2) == ("a\nb\n\n\n", 0)  # only blank lines follow

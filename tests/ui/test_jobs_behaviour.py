@@ -266,8 +266,8 @@ async def test_verify_lists_every_problem(make_app, birds: Path) -> None:
         await settle(pilot)
         assert (final.state, final.message) == ("failed", "2 problems")
         text = _panel_text(app)
-        assert "great-cormorant: stale" in text
-        assert "mallard: in the index and not in the vault" in text
+        assert "`great-cormorant` is stale (changed since the index was built)" in text
+        assert "`mallard` is in the index and no longer in the vault" in text
         assert "index: verify: failed" in _status(app)
 
 
@@ -354,7 +354,10 @@ async def test_the_panel_shows_any_job_event_stream(make_app, mini: Path) -> Non
                          state="running", message="index job bm25: running", attempts=2,
                          elapsed=65, log=("uploaded 10 rows",))
         app.post_message(JobUpdate(event))
-        await pilot.pause(0.1)
+        for _ in range(200):  # the new view paints once mounted; a loaded machine is slower
+            await pilot.pause(0.05)
+            if _panel_text(app).strip():
+                break
         assert panel.shown and not panel.query_one(".jobs-empty").display
         text = _panel_text(app)
         assert "engine: sync + build" in text and "1:05" in text and "attempt 2" in text

@@ -28,6 +28,7 @@ from typing import Any
 from hqltui.core.engine.errors import EngineCancelled, EngineFailure, EngineRefused
 from hqltui.core.engine.events import JobProgress, Retrying, RowsUploaded, Step
 from hqltui.core.jobs import Emit, Job
+from producer.wording import with_fix
 
 KIND_SYNC_BUILD = "engine-sync-build"
 KIND_VERIFY = "engine-verify"
@@ -96,9 +97,7 @@ class EngineJob(Job):
             self.run_engine(local, settings, emit)
         except EngineRefused as exc:
             self.state = "failed"
-            self.message = f"refused: {exc.refusal.message}"
-            if exc.refusal.fix:
-                self.message += f" · fix: {exc.refusal.fix}"
+            self.message = f"refused: {with_fix(exc.refusal.message, exc.refusal.fix)}"
             self.log.append(self.message)
         except EngineCancelled:
             self.state = "cancelled"

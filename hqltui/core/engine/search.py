@@ -52,6 +52,7 @@ from hqltui.core.engine.errors import EngineFailure
 from hqltui.core.engine.local import LocalCards
 from hqltui.core.engine.operations import Options
 from hqltui.core.engine.settings import EngineSettings
+from hqltui.core.fusion import RRF, FusionConfig
 from hqltui.core.lexical import tokens
 from hqltui.core.ranking import ArmScore, Hit, Ranking, Refusal, Retrieval, Warning
 
@@ -281,14 +282,17 @@ def vector_ranking(c: EngineClient, settings: EngineSettings, text: str, side: V
 def _hybrid_retrieval(settings: EngineSettings, text: str, local: LocalCards,
                       bm25_r: Retrieval, vec_r: Retrieval,
                       ran: QueryResult | None = None) -> Retrieval:
+    # The engine fuses in SQL by RRF whatever the local default is: its retrieval says so.
     s = local.config.search
+    config = s.fusion_config(RRF)
     served = [a.engine.get("served_by") for a in (bm25_r, vec_r) if a.engine]
     return Retrieval(
         arm="hybrid", query=text, index=index_label(settings), model=hybrid.MODEL,
-        revision=hybrid.REVISION, metric="reciprocal rank", approximate=vec_r.approximate,
-        query_vector_source=vec_r.query_vector_source, fusion=hybrid.FUSION, k=s.rrf_k,
+        revision=hybrid.REVISION, metric=hybrid.METRICS[RRF], approximate=vec_r.approximate,
+        query_vector_source=vec_r.query_vector_source, fusion=RRF, k=s.rrf_k,
         weights={"bm25": s.weights.lexical, "semantic": s.weights.semantic},
         windows={"bm25": s.window, "semantic": s.window}, arms=(bm25_r, vec_r),
+        fusion_config=config.label(), parameters=config.parameters(),
         engine={**_evidence(None, ran), "served_by": [x for x in served if x is not None],
                 "full_scan": not vec_r.approximate},
     )
@@ -343,13 +347,13 @@ def client_fusion(bm25: Ranking, semantic: Ranking, *, k: float, weights: dict[s
         real[arm] = {h.rank: h.score for h in hits}
         retrieval = bm25.retrieval if arm == "bm25" else semantic.retrieval
         arms.append(hybrid.ArmScores(arm, scores, retrieval))
-    fused = hybrid.fuse(arms, names, query=query, k=k, weights=weights, window=window,
-                        limit=limit)
+    config = FusionConfig(RRF, k=k, weights=(weights["bm25"], weights["semantic"]))
+    fused = hybrid.fuse(arms, names, query=query, config=config, window=window, limit=limit)
     hits = tuple(
         Hit(h.card, h.score, h.rank, {
             arm: None if a is None else ArmScore(a.rank, real[arm][a.rank])
             for arm, a in h.arms.items()
-        })
+        }, h.contributions)
         for h in fused.hits
     )
     return replace(fused, hits=hits)

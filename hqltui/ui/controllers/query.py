@@ -43,7 +43,9 @@ class QueryController:
             self._timer.stop()
         self._timer = None
 
-    def start(self, session: Session | None, text: str, arm: str, submitted: bool) -> None:
+    def start(self, session: Session | None, text: str, arm: str, submitted: bool,
+              fusion: str | None = None) -> None:
+        """``fusion``: hybrid's method for this query (None: the vault's ``[search]``)."""
         self._timer = None
         if session is None:
             return
@@ -54,7 +56,7 @@ class QueryController:
             self.app.post_message(AnswerReady(generation, text, arm, None))
             return
         self.app.run_worker(
-            partial(self._answer, session, generation, text, arm, submitted),
+            partial(self._answer, session, generation, text, arm, submitted, fusion),
             name=f"query {generation}",
             description=f"query {generation}",  # never repr() the session: it is large
             group="query",
@@ -64,13 +66,14 @@ class QueryController:
         )
 
     def _answer(self, session: Session, generation: int, text: str, arm: str,
-                submitted: bool) -> None:
+                submitted: bool, fusion: str | None = None) -> None:
         """Runs in a thread."""
         if not self.live_checked and session.needs_live_vector(text):
             lexical = session.rank(text, arm)
             self.app.post_message(
                 AnswerReady(generation, text, arm, PartialAnswer(text, lexical), partial=True))
-        answer = session.query(text, lexical=arm, live=submitted)
+        config = None if fusion is None else session.search.fusion_config(fusion)
+        answer = session.query(text, lexical=arm, live=submitted, fusion=config)
         self.app.post_message(AnswerReady(generation, text, arm, answer))
 
     def answered(self, answer: Answer | PartialAnswer | None, partial: bool) -> None:

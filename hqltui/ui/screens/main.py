@@ -53,6 +53,8 @@ class MainScreen(Screen[None]):
         Binding("f", "filter_cards", "filter cards", show=False, id="main.filter-cards"),
         Binding("l", "app.toggle_lexical", "switch lexical arm", show=False,
                 id="main.lexical"),
+        Binding("m", "app.cycle_fusion", "cycle hybrid's fusion", show=False,
+                id="main.fusion"),
         Binding("e", "app.edit_card", "edit card in $EDITOR", show=False, id="main.edit"),
         Binding("r", "app.reload", "reload vault", show=False, id="main.reload"),
         Binding("w", "app.show_warnings", "all warnings", show=False, id="main.warnings"),
@@ -61,6 +63,7 @@ class MainScreen(Screen[None]):
     def __init__(self, jobs_hint: str) -> None:
         super().__init__()
         self.jobs_hint = jobs_hint  # the empty jobs panel's line, with the active keys
+        self._warnings_said: object = None  # what the warnings strip shows now
 
     def compose(self) -> ComposeResult:
         yield StatusLine("loading vault…", id="status")
@@ -110,6 +113,7 @@ class MainScreen(Screen[None]):
         self.show_status(views.loading_status(state.vault_path, p))
         self.paint_columns(views.message_columns("loading vault…", p.muted, "busy"), state, p,
                            keys)
+        self._warnings_said = None
         self.query_one(WarningsStrip).show(Text("loading…", style=p.muted))
 
     def paint_failure(self, state: ScreenState, p: Palette, keys: Keys) -> None:
@@ -140,8 +144,15 @@ class MainScreen(Screen[None]):
             self.column(slot).set_title(title)
 
     def paint_warnings(self, state: ScreenState, p: Palette, keys: Keys) -> None:
+        """The strip, drawn again only when what it says changed (most answers bring the
+        same warnings, and laying out a long strip on each keystroke costs)."""
+        title = views.warnings_title(state, keys)
+        said = (title, tuple(state.warnings()), p)
+        if said == self._warnings_said:
+            return
+        self._warnings_said = said
         strip = self.query_one(WarningsStrip)
-        strip.border_title = views.warnings_title(state, keys)
+        strip.border_title = title
         strip.show(views.warnings_text(state, p, one_line=True))
 
     def select(self, name: str | None, source: str) -> None:

@@ -7,6 +7,8 @@ most of a keystroke's budget at 10k cards. Here each row is one prepared Rich
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -51,7 +53,7 @@ class RankList(ScrollView, can_focus=True):
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
-        self._rows: list[Text] = []
+        self._rows: Sequence[Text] = []
         self._cache: dict[tuple[int, int, str], Strip] = {}
 
     # ----------------------------------------------------------------- content
@@ -60,8 +62,9 @@ class RankList(ScrollView, can_focus=True):
     def row_count(self) -> int:
         return len(self._rows)
 
-    def set_rows(self, rows: list[Text], cursor: int | None) -> None:
-        """Replace every row; ``cursor`` None hides the cursor."""
+    def set_rows(self, rows: Sequence[Text], cursor: int | None) -> None:
+        """Replace every row (any sequence: a long list may make each row when it is
+        drawn); ``cursor`` None hides the cursor."""
         self._rows = rows
         self._cache.clear()
         self.virtual_size = Size(self.size.width, len(rows))

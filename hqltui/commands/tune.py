@@ -1,0 +1,138 @@
+"""`hql-tui tune VAULT QUERIES.toml`: the fusion that beats both arms on your own labels.
+
+A thin wrapper over ``hqltui.core.tune``: scores a named grid of fusion
+configurations by their worst cross-validated ratio to the better arm across the
+labelled kinds, prints the table best first and, with ``--write``, shows the
+change to ``hql.toml``'s ``[search]`` and writes it (everything else kept).
+
+Exit status: 0 done; 1 refused (the vault, the queries file, too few queries of a
+kind, an arm refused on some query, ``hql.toml`` cannot be edited); 2 usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from hqltui.commands.common import Parser, positive_int, refuse, run_command
+from producer.terminal import shown, shown_lines
+
+SHOWN_ROWS = 15
+
+
+def parser() -> argparse.ArgumentParser:
+    from hqltui.core.tune import GRIDS
+
+    p = Parser(prog="hql-tui tune",
+               description="Find the fusion that beats both arms on labelled queries.")
+    p.add_argument("vault", help="the vault directory")
+    p.add_argument("queries", help="a TOML file of [[query]] text, relevant, kind")
+    p.add_argument("--grid", choices=tuple(GRIDS), default="default",
+                   help="the configurations to try (README: `hql-tui tune`)")
+    p.add_argument("--folds", type=positive_int, help="cross-validation folds; "
+                   "default min(5, the fewest queries of a kind)")
+    p.add_argument("--write", action="store_true",
+                   help="put the winner into hql.toml's [search] (shows the change)")
+    p.add_argument("--rows", type=positive_int, default=SHOWN_ROWS, help="rows to print")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--live", action="store_true", help="allow live http query embedding")
+    return p
+
+
+def table(result: Any, rows: int) -> list[str]:
+    """Best first: method, parameters, per-kind MRR@10 and ratio, worst ratio."""
+    kinds = sorted(result.arms)
+    head = ["#", "config"] + [f"{k} mrr@10 (ratio)" for k in kinds] + ["worst"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    better = ["", f"better arm ({result.lexical} / semantic)"] + [
+        f"{max(result.arms[k].values()):.3f}" for k in kinds] + [""]
+    lines.append("| " + " | ".join(better) + " |")
+    for i, row in enumerate(result.rows[:rows], start=1):
+        cells = [str(i), f"`{row.config.label()}`"] + [
+            f"{row.kinds[k].mrr:.3f} ({row.kinds[k].ratio:.2f})" for k in kinds
+        ] + [f"{row.worst:.2f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def as_json(result: Any) -> dict[str, Any]:
+    return {
+        "folds": result.folds,
+        "lexical": result.lexical,
+        "configurations": result.total,
+        "cancelled": result.cancelled,
+        "arms": result.arms,
+        "rows": [
+            {"config": r.config.label(), "method": r.config.method,
+             "parameters": r.config.parameters(), "worst": r.worst,
+             "kinds": {k: vars(s) for k, s in r.kinds.items()}}
+            for r in result.rows
+        ],
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    from hqltui.core.configure import preview_search, write_search
+    from hqltui.core.evaluation import QueriesError, read_queries
+    from hqltui.core.session import Session
+    from hqltui.core.tune import TooFewQueries, search_settings, tune
+    from producer.config import ConfigError
+
+    try:
+        queries = read_queries(Path(args.queries))
+        session = Session.load(args.vault)
+    except QueriesError as exc:
+        return refuse(args, "hql-tui tune", str(exc), f"fix {args.queries}")
+    except (NotADirectoryError, FileNotFoundError) as exc:
+        return refuse(args, "hql-tui tune", str(exc), "name an existing vault directory")
+    if "search" in session.config.errors:
+        config = session.config
+        fix = config.file_fix or f"edit [search] in {config.file.name}"
+        return refuse(args, "hql-tui tune", config.errors["search"], fix)
+    try:
+        result = tune(session, queries, grid=args.grid, folds=args.folds, live=args.live)
+    except TooFewQueries as exc:
+        return refuse(args, "hql-tui tune", str(exc), f"label more queries in {args.queries}")
+    if result.refused:
+        return refuse(args, "hql-tui tune", f"an arm refused: {result.refused[0]}",
+                      "fix the arm (e.g. hql-semantics build --query …), then tune again")
+    best = result.best
+    assert best is not None
+    if args.json:
+        data = as_json(result)
+    else:
+        kinds = ", ".join(f"{k} {sum(1 for q in queries if q.kind == k)}" for k in result.arms)
+        out = [f"{len(queries)} labelled queries ({kinds}) on {args.vault}; "
+               f"{result.total} configurations, {result.folds}-fold cross-validation, "
+               f"fusing {result.lexical} + semantic", ""]
+        out += table(result, args.rows)
+        out += ["", f"winner: {best.config.label()} (worst ratio {best.worst:.2f})"]
+        print(shown_lines("\n".join(out)))
+    if args.write:
+        settings = search_settings(best.config)
+        try:
+            before, after = preview_search(args.vault, settings)
+            diff = difflib.unified_diff(before.splitlines(), after.splitlines(),
+                                        "hql.toml", "hql.toml (tuned)", lineterm="")
+            change = "\n".join(diff)
+            target = sys.stderr if args.json else sys.stdout
+            print(shown_lines(change) if change else "hql.toml already holds the winner",
+                  file=target)
+            file = write_search(args.vault, settings)
+        except ConfigError as exc:
+            return refuse(args, "hql-tui tune", str(exc), "fix hql.toml, then tune again")
+        if args.json:
+            data["written"] = str(file.name)
+        else:
+            print(shown(f"wrote [search] to {file}"))
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_command(parser(), run, argv, "hql-tui tune")

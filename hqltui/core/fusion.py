@@ -1,0 +1,330 @@
+"""The fusion methods: how hybrid turns two arms' windows into one fused score per card.
+
+Each method exists once, here; ``hqltui.core.hybrid`` applies the laws around it
+(windows, the union of candidates, ties by name, refusals) and ``arms.FUSIONS``
+lists them. A method sees only the two windows (each arm's best cards with a
+score above 0, at most ``[search] window`` of them, in rank order) and the
+query's cheap signals; it never sees labels.
+
+* ``rrf`` — ``Σ_arm weight_arm / (k + rank_arm)``, 1-based ranks. A card outside
+  an arm's window has rank ∞ there, so that arm adds ``1/(k + ∞) = 0``: the
+  lowest value the method gives (the same sum the engine's SQL computes).
+* ``convex`` — ``α · N(semantic) + (1 − α) · N(lexical)``; ``N`` normalises an
+  arm's scores over its own window (``NORMS``). A card outside an arm's window
+  gets that window's lowest normalised value (its floor).
+* ``adaptive`` — ``convex`` with α set per query by ``adaptive_alpha`` from cheap
+  signals of the query (its shape: how many words, how many look like code; and,
+  off by default, its tokens' IDF profile) and of the windows (``signals``); this
+  query's α and every signal value are recorded.
+
+Normalisations over one window of scores ``s``: ``max`` = s / max;
+``minmax`` = (s − min) / (max − min); ``zscore`` = (s − μ) / σ; ``dbsf`` =
+(s − (μ − 3σ)) / 6σ (σ the population standard deviation). A window without
+spread (one card, or all scores equal: σ = 0, max = min) cannot be scaled: every
+card of it gets 1 and a card outside it gets 0, whatever the normalisation — its
+cards are all that arm found, equally (a one-card bm25 window is an exact
+identifier match; making outsiders equal to it would throw that away). An empty
+window (no card above 0) contributes 0 to every card.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+RRF, CONVEX, ADAPTIVE = "rrf", "convex", "adaptive"
+METHODS: tuple[str, ...] = (RRF, CONVEX, ADAPTIVE)
+NORMS: tuple[str, ...] = ("max", "minmax", "zscore", "dbsf")
+FLAT_VALUE, FLAT_FLOOR = 1.0, 0.0  # a window without spread: its cards, and the rest
+
+
+@dataclass(frozen=True)
+class AdaptiveParams:
+    """How ``adaptive`` sets α (``adaptive_alpha``): ``alpha_prose`` for a query that
+    reads like a sentence, ``alpha_keyword`` for one that looks like a name, flag or
+    identifier, and in between by how keyword-like it is."""
+
+    alpha_keyword: float = 0.2  # α when the query is all keyword cues (short, code-shaped)
+    alpha_prose: float = 0.8  # α when it has none (four words or more of plain prose)
+    words_short: float = 2.0  # this many words or fewer: fully short
+    words_long: float = 4.0  # this many or more: not short at all
+    idf_weight: float = 0.0  # share of the rare-token cue (0: off, see the README)
+    idf_low: float = 0.35  # mean normalised idf at or below which tokens are common
+    idf_high: float = 0.65  # ... and at or above which they are rare
+
+
+@dataclass(frozen=True)
+class FusionConfig:
+    """One fusion with its parameters. ``weights`` are (lexical, semantic) and serve
+    ``rrf``; ``alpha`` and ``norm`` serve ``convex``; ``norm`` and ``adaptive`` serve
+    ``adaptive``."""
+
+    method: str = RRF
+    k: float = 60.0
+    weights: tuple[float, float] = (1.0, 1.0)
+    alpha: float = 0.5
+    norm: str = "zscore"
+    adaptive: AdaptiveParams = field(default_factory=AdaptiveParams)
+
+    def parameters(self) -> dict[str, Any]:
+        """The parameters this method reads (what its provenance states)."""
+        if self.method == RRF:
+            return {"k": self.k, "weights": {"lexical": self.weights[0],
+                                             "semantic": self.weights[1]}}
+        if self.method == CONVEX:
+            return {"alpha": self.alpha, "norm": self.norm}
+        return {"norm": self.norm, **self.adaptive.__dict__}
+
+    def label(self) -> str:
+        """``method:key=value,...`` — what ``eval --fusion`` reads and its JSON keys use."""
+        flat = {k: v for k, v in self.parameters().items() if k != "weights"}
+        if self.method == RRF and self.weights != (1.0, 1.0):
+            flat["wlex"], flat["wsem"] = self.weights
+        return f"{self.method}:" + ",".join(f"{k}={_fmt(v)}" for k, v in flat.items())
+
+
+def _fmt(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+# `eval --fusion` keys and the config keys they set.
+_KEYS = {
+    RRF: ("k", "wlex", "wsem"),
+    CONVEX: ("alpha", "norm"),
+    ADAPTIVE: ("norm", *AdaptiveParams.__dataclass_fields__),
+}
+
+
+def parse_fusion(text: str, base: FusionConfig | None = None) -> FusionConfig:
+    """``rrf``, ``convex:alpha=0.7,norm=zscore``, ``adaptive:alpha_low=0.9`` …; unset
+    parameters come from ``base``. ``ValueError`` with one line naming what is wrong."""
+    base = base or FusionConfig()
+    method, _, rest = text.strip().partition(":")
+    if method not in METHODS:
+        raise ValueError(f"unknown fusion `{method}`; accepted: {', '.join(METHODS)}")
+    config = replace(base, method=method)
+    adaptive = config.adaptive
+    for item in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or key not in _KEYS[method]:
+            raise ValueError(
+                f"`{item}` is not a parameter of {method}; accepted: {', '.join(_KEYS[method])}"
+            )
+        value = value.strip()
+        if key == "norm":
+            if value not in NORMS:
+                raise ValueError(f"unknown norm `{value}`; accepted: {', '.join(NORMS)}")
+            config = replace(config, norm=value)
+            continue
+        try:
+            number = float(value)
+        except ValueError:
+            raise ValueError(f"`{key}` must be a number, not `{value}`") from None
+        if not math.isfinite(number):
+            raise ValueError(f"`{key}` must be a finite number")
+        if key == "k":
+            if number <= 0:
+                raise ValueError("`k` must be above 0")
+            config = replace(config, k=number)
+        elif key in ("wlex", "wsem"):
+            if number < 0:
+                raise ValueError(f"`{key}` must be at least 0")
+            w = config.weights
+            config = replace(config, weights=(number, w[1]) if key == "wlex" else (w[0], number))
+        elif key == "alpha":
+            config = replace(config, alpha=check_alpha(number, key))
+        else:
+            if key.startswith("alpha") or key == "idf_weight":
+                check_alpha(number, key)
+            adaptive = replace(adaptive, **{key: number})
+    config = replace(config, adaptive=adaptive)
+    check_adaptive(config.adaptive)
+    return config
+
+
+def check_alpha(value: float, key: str = "alpha") -> float:
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"`{key}` must be between 0 and 1")
+    return value
+
+
+def check_adaptive(params: AdaptiveParams) -> None:
+    """One line naming the first inconsistent pair of ``params``."""
+    if not params.idf_low < params.idf_high:
+        raise ValueError("`idf_low` must be below `idf_high`")
+    if not 0 < params.words_short < params.words_long:
+        raise ValueError("`words_short` must be above 0 and below `words_long`")
+
+
+# ------------------------------------------------------------------ normalisation
+
+
+@dataclass(frozen=True)
+class Normalised:
+    values: np.ndarray  # one per window card, in the window's order
+    floor: float  # what a card outside the window gets
+
+
+def normalise(scores: np.ndarray, norm: str) -> Normalised:
+    """``scores`` (one window, all above 0) normalised by ``norm`` (see the module doc)."""
+    s = np.asarray(scores, dtype=np.float64)
+    if s.size == 0:
+        return Normalised(s, 0.0)
+    top, low = float(s.max()), float(s.min())
+    mean, sigma = float(s.mean()), float(s.std())
+    if norm == "max":
+        if top == low:
+            return _flat(s, norm)
+        v = s / top
+    elif norm == "minmax":
+        if top == low:
+            return _flat(s, norm)
+        v = (s - low) / (top - low)
+    elif norm in ("zscore", "dbsf"):
+        if sigma == 0.0 or top == low:
+            return _flat(s, norm)
+        v = (s - mean) / sigma if norm == "zscore" else (s - (mean - 3.0 * sigma)) / (6.0 * sigma)
+    else:
+        raise ValueError(f"unknown norm `{norm}`; accepted: {', '.join(NORMS)}")
+    return Normalised(v, float(v.min()))
+
+
+def _flat(s: np.ndarray, norm: str) -> Normalised:
+    return Normalised(np.full(s.size, FLAT_VALUE), FLAT_FLOOR)
+
+
+# ------------------------------------------------------------------ adaptive α
+
+
+@dataclass(frozen=True)
+class QueryStats:
+    """The query and how common each of its tokens is in the vault (the same document
+    frequencies bm25's idf uses): what the signals read."""
+
+    text: str
+    cards: int
+    df: dict[str, int]  # each distinct token of the query -> cards holding it (0: none)
+
+
+def idf(df: int, cards: int) -> float:
+    """BM25's idf, ``ln(1 + (N − n + 0.5) / (n + 0.5))``."""
+    return math.log1p((cards - df + 0.5) / (df + 0.5))
+
+
+# A word shaped like code: an underscore, `=`, `:`, `/`, `\`, `.` or a digit anywhere,
+# a leading `-` (a flag), or a capital after its first letter (ALLCAPS, camelCase).
+CODE_WORD = re.compile(r"[_=:/\\.\d]|^-|.[A-Z]")
+
+
+def signals(stats: QueryStats, lexical: np.ndarray, semantic: np.ndarray,
+            lexical_scores: np.ndarray) -> dict[str, float]:
+    """The cheap, label-free facts about one query that ``adaptive`` may read.
+
+    Of the query text: ``words`` (whitespace-separated words), ``code`` (share of
+    them shaped like code, ``CODE_WORD``), ``tokens`` (distinct tokens, as the
+    lexical arms split them). Of the vault: ``idf`` (mean over the query's tokens
+    found in the vault of idf(token) / idf(a token in one card), 0..1), ``known``
+    (share of the tokens found in the vault). Of the two windows: ``gap`` (the
+    lexical window's top-score gap, (s1 − s2) / s1; 0 below two cards) and
+    ``overlap`` (share of the semantic top 10 also in the lexical top 10).
+    ``adaptive_alpha`` reads ``words``, ``code`` and ``idf``; the rest is recorded
+    so a user (or ``tune``) can see what else the query looked like.
+    """
+    words = stats.text.split()
+    out = {
+        "words": float(len(words)),
+        "code": sum(bool(CODE_WORD.search(w)) for w in words) / len(words) if words else 0.0,
+        "tokens": float(len(stats.df)),
+        "idf": 0.0,
+        "known": 0.0,
+        "gap": 0.0,
+        "overlap": 0.0,
+    }
+    if stats.df:
+        top = idf(1, stats.cards) if stats.cards else 1.0
+        known = [d for d in stats.df.values() if d > 0]
+        out["known"] = len(known) / len(stats.df)
+        if known and top > 0:
+            out["idf"] = float(np.mean([idf(d, stats.cards) / top for d in known]))
+    if lexical_scores.size >= 2 and lexical_scores[0] > 0:
+        out["gap"] = float((lexical_scores[0] - lexical_scores[1]) / lexical_scores[0])
+    if semantic.size:
+        sem10 = set(semantic[:10].tolist())
+        out["overlap"] = len(sem10.intersection(lexical[:10].tolist())) / len(sem10)
+    return out
+
+
+def _ramp(x: float, low: float, high: float) -> float:
+    return min(1.0, max(0.0, (x - low) / (high - low)))
+
+
+def keywordness(params: AdaptiveParams, sig: dict[str, float]) -> float:
+    """How much the query looks like a keyword query, 0..1: the mean of ``short``
+    (1 at ``words_short`` words or fewer, 0 at ``words_long`` or more, linear
+    between) and ``code``, mixed with the rare-token cue ``rare`` (0 at mean idf
+    ``idf_low`` or below, 1 at ``idf_high`` or above) by ``idf_weight``."""
+    short = 1.0 - _ramp(sig["words"], params.words_short, params.words_long)
+    rare = _ramp(sig["idf"], params.idf_low, params.idf_high)
+    w = params.idf_weight
+    return (1.0 - w) * 0.5 * (short + sig["code"]) + w * rare
+
+
+def adaptive_alpha(params: AdaptiveParams, sig: dict[str, float]) -> float:
+    """``alpha_prose − (alpha_prose − alpha_keyword) · keywordness``."""
+    k = keywordness(params, sig)
+    return params.alpha_prose - (params.alpha_prose - params.alpha_keyword) * k
+
+
+# ------------------------------------------------------------------ fusing
+
+
+@dataclass(frozen=True)
+class Fused:
+    """The fused scores of the union of both windows, and how they came about."""
+
+    positions: np.ndarray  # every card in either window, ascending (name order)
+    scores: np.ndarray  # fused score per position
+    contributions: tuple[np.ndarray, np.ndarray]  # (lexical, semantic) part of each score
+    alpha: float | None = None
+    signals: dict[str, float] | None = None
+
+
+def fuse_windows(
+    config: FusionConfig,
+    lexical: tuple[np.ndarray, np.ndarray],
+    semantic: tuple[np.ndarray, np.ndarray],
+    stats: QueryStats | None = None,
+) -> Fused:
+    """Fuse two windows, each ``(positions in rank order, the arm's scores there)``.
+
+    ``stats`` (the query and its tokens' document frequencies) feeds ``adaptive``'s
+    signals; without it the query is empty to them and counts as prose."""
+    (lex_pos, lex_s), (sem_pos, sem_s) = lexical, semantic
+    union = np.union1d(lex_pos, sem_pos).astype(np.int64)
+    where_lex = np.searchsorted(union, lex_pos)
+    where_sem = np.searchsorted(union, sem_pos)
+    if config.method == RRF:
+        w_lex, w_sem = config.weights
+        c_lex = np.zeros(union.size)
+        c_sem = np.zeros(union.size)
+        c_lex[where_lex] = w_lex / (config.k + np.arange(1, lex_pos.size + 1))
+        c_sem[where_sem] = w_sem / (config.k + np.arange(1, sem_pos.size + 1))
+        return Fused(union, c_lex + c_sem, (c_lex, c_sem))
+    sig: dict[str, float] | None = None
+    if config.method == ADAPTIVE:
+        sig = signals(stats or QueryStats("", 0, {}), lex_pos, sem_pos, lex_s)
+        alpha = adaptive_alpha(config.adaptive, sig)
+    else:
+        alpha = config.alpha
+    n_lex, n_sem = normalise(lex_s, config.norm), normalise(sem_s, config.norm)
+    v_lex = np.full(union.size, n_lex.floor)
+    v_sem = np.full(union.size, n_sem.floor)
+    v_lex[where_lex] = n_lex.values
+    v_sem[where_sem] = n_sem.values
+    c_lex, c_sem = (1.0 - alpha) * v_lex, alpha * v_sem
+    return Fused(union, c_lex + c_sem, (c_lex, c_sem), alpha, sig)

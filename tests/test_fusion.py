@@ -1,0 +1,260 @@
+"""The fusion methods (rrf, convex, adaptive): normalisations by hand, and RFC 0048's laws
+for every method — not that any of them wins (that is measured: README, benchmarks)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hqltui.core.fusion import (
+    AdaptiveParams,
+    FusionConfig,
+    QueryStats,
+    adaptive_alpha,
+    fuse_windows,
+    normalise,
+    parse_fusion,
+    signals,
+)
+from hqltui.core.hybrid import ArmScores, fuse, fusion_summary, fusion_title
+from hqltui.core.ranking import Retrieval
+
+METHODS = [
+    FusionConfig("rrf", k=60.0),
+    FusionConfig("convex", alpha=0.6, norm="max"),
+    FusionConfig("convex", alpha=0.6, norm="minmax"),
+    FusionConfig("convex", alpha=0.6, norm="zscore"),
+    FusionConfig("convex", alpha=0.6, norm="dbsf"),
+    FusionConfig("adaptive", norm="zscore"),
+    FusionConfig("adaptive", norm="dbsf"),
+]
+IDS = [c.label() for c in METHODS]
+
+
+def arm(name: str, scores: dict[str, float], names: list[str]) -> ArmScores:
+    arr = np.array([scores.get(n, 0.0) for n in names], dtype=np.float64)
+    retrieval = Retrieval(name, "q", f"{name}-index", "m", "r1", "m",
+                          query_vector_source="index" if name == "semantic" else "text")
+    return ArmScores(name, arr, retrieval)
+
+
+def fused(names, lex, sem, config, *, window=50, limit=None, query="q"):
+    arms = [arm("bm25", lex, names), arm("semantic", sem, names)]
+    stats = QueryStats(query, len(names), {})
+    return fuse(arms, names, query=query, config=config, window=window, limit=limit,
+                stats=stats)
+
+
+# ------------------------------------------------------------------ normalisations
+
+
+def test_each_normalisation_by_hand() -> None:
+    s = np.array([4.0, 2.0, 1.0, 1.0])  # mean 2, population sigma sqrt(1.5)
+    sigma = np.sqrt(1.5)
+    assert normalise(s, "max").values.tolist() == [1.0, 0.5, 0.25, 0.25]
+    assert normalise(s, "max").floor == 0.25
+    assert normalise(s, "minmax").values.tolist() == [1.0, 1 / 3, 0.0, 0.0]
+    assert normalise(s, "minmax").floor == 0.0
+    z = normalise(s, "zscore")
+    assert z.values == pytest.approx([2 / sigma, 0.0, -1 / sigma, -1 / sigma])
+    assert z.floor == pytest.approx(-1 / sigma)
+    d = normalise(s, "dbsf")
+    assert d.values == pytest.approx([(4 - (2 - 3 * sigma)) / (6 * sigma),
+                                      0.5, (1 - 2 + 3 * sigma) / (6 * sigma),
+                                      (1 - 2 + 3 * sigma) / (6 * sigma)])
+
+
+@pytest.mark.parametrize("norm", ["max", "minmax", "zscore", "dbsf"])
+@pytest.mark.parametrize("scores", [[3.0], [2.0, 2.0, 2.0]])
+def test_a_window_without_spread_gives_its_cards_1_and_the_rest_0(norm, scores) -> None:
+    n = normalise(np.array(scores), norm)
+    assert n.values.tolist() == [1.0] * len(scores) and n.floor == 0.0
+
+
+def test_an_empty_window_contributes_nothing() -> None:
+    n = normalise(np.array([]), "zscore")
+    assert n.values.size == 0 and n.floor == 0.0
+
+
+# ------------------------------------------------------------------ arithmetic
+
+
+def test_convex_is_alpha_semantic_plus_one_minus_alpha_lexical_with_floors() -> None:
+    names = ["a", "b", "c", "d"]
+    r = fused(names, {"a": 4.0, "b": 2.0, "c": 1.0}, {"d": 0.8, "a": 0.4},
+              FusionConfig("convex", alpha=0.25, norm="minmax"))
+    got = {h.card: h for h in r.hits}
+    # lexical minmax: a 1, b 1/3, c 0, floor 0; semantic minmax: d 1, a 0, floor 0
+    assert got["a"].score == pytest.approx(0.75 * 1.0 + 0.25 * 0.0)
+    assert got["b"].score == pytest.approx(0.75 / 3)
+    assert got["d"].score == pytest.approx(0.25 * 1.0 + 0.75 * 0.0)  # lexical floor
+    assert got["c"].score == 0.0  # ranked: it is in a window
+    assert r.names() == ["a", "b", "d", "c"]
+    for h in r.hits:
+        assert sum(h.contributions.values()) == pytest.approx(h.score)
+    assert got["d"].arms == {"bm25": None, "semantic": (1, 0.8)}
+    assert got["d"].contributions == {"bm25": 0.0, "semantic": 0.25}
+
+
+def test_a_card_outside_a_window_gets_that_windows_lowest_value() -> None:
+    names = ["a", "b", "c", "z"]
+    r = fused(names, {"a": 3.0, "b": 1.0}, {"z": 0.9, "c": 0.5, "a": 0.1},
+              FusionConfig("convex", alpha=0.5, norm="max"))
+    z = r.hit("z")
+    assert z is not None and z.arms["bm25"] is None
+    assert z.contributions["bm25"] == pytest.approx(0.5 * (1.0 / 3.0))  # lexical floor: 1/3
+
+
+def test_zscore_fused_scores_may_be_negative_and_every_window_card_is_ranked() -> None:
+    names = [f"c{i}" for i in range(6)]
+    lex = {"c0": 9.0, "c1": 5.0, "c2": 1.0}
+    sem = {"c3": 0.9, "c4": 0.8, "c2": 0.1}
+    r = fused(names, lex, sem, FusionConfig("convex", alpha=0.5, norm="zscore"))
+    assert r.total == 5 and len(r.hits) == 5  # the union of both windows; c5 is in none
+    assert any(h.score < 0 for h in r.hits)
+    assert r.hit("c5") is None
+
+
+@pytest.mark.parametrize("config", METHODS, ids=IDS)
+def test_scores_at_or_below_zero_never_enter_a_window(config) -> None:
+    names = ["a", "b", "c"]
+    r = fused(names, {"a": 1.0, "b": 0.0, "c": -2.0}, {"a": 0.5, "c": -0.1}, config)
+    assert r.names() == ["a"]
+
+
+# ------------------------------------------------------------------ the laws, every method
+
+
+def rfc0048_windows() -> tuple[list[str], dict[str, float], dict[str, float]]:
+    """X: lexical 1, semantic 101; A: lexical 2, semantic 100; semantic 1..99 lexical-free."""
+    sem = {f"s{i:03d}": 1000.0 - i for i in range(1, 100)}
+    sem["a-card"] = 1000.0 - 100
+    sem["x-card"] = 1000.0 - 101
+    sem.update({f"t{i:03d}": 500.0 - i for i in range(50)})
+    lex = {"x-card": 2.0, "a-card": 1.0}
+    return sorted(set(sem) | set(lex)), lex, sem
+
+
+@pytest.mark.parametrize("config", METHODS, ids=IDS)
+def test_asking_for_more_results_never_reorders_the_first_ones(config) -> None:
+    names, lex, sem = rfc0048_windows()
+    full = fused(names, lex, sem, config, window=100, limit=None)
+    for limit in (1, 5, 99, 100, 101, 150):
+        assert fused(names, lex, sem, config, window=100, limit=limit).names() == \
+            full.names()[:limit]
+    assert full.total == 101  # 100 semantic + x-card (lexical only)
+
+
+@pytest.mark.parametrize("config", METHODS, ids=IDS)
+def test_fused_ties_break_by_name(config) -> None:
+    names = ["m", "n", "z"]
+    r = fused(names, {"z": 1.0}, {"n": 1.0}, replace_alpha(config, 0.5))
+    assert r.names() == ["n", "z"] and r.hits[0].score == r.hits[1].score
+
+
+def replace_alpha(config: FusionConfig, alpha: float) -> FusionConfig:
+    """Symmetric settings, so two mirror cards tie exactly under every method."""
+    from dataclasses import replace
+
+    if config.method == "adaptive":
+        return replace(config, adaptive=AdaptiveParams(alpha_keyword=alpha, alpha_prose=alpha))
+    return replace(config, alpha=alpha)
+
+
+@pytest.mark.parametrize("config", METHODS, ids=IDS)
+def test_ties_at_a_windows_edge_are_cut_by_name(config) -> None:
+    names = ["a", "b", "c", "d", "e"]
+    r = fused(names, {"e": 0.9, "d": 0.5, "c": 0.5, "b": 0.5}, {"a": 1.0}, config, window=2)
+    assert {h.card for h in r.hits if h.arms["bm25"] is not None} == {"e", "b"}
+    assert r.hit("c") is None and r.hit("d") is None
+
+
+@pytest.mark.parametrize("config", METHODS, ids=IDS)
+def test_every_hit_carries_both_arms_and_the_retrieval_the_method(config) -> None:
+    names, lex, sem = rfc0048_windows()
+    r = fused(names, lex, sem, config, window=100, limit=10)
+    assert all(set(h.arms) == {"bm25", "semantic"} for h in r.hits)
+    ret = r.retrieval
+    assert ret is not None and ret.fusion == config.method
+    assert ret.fusion_config == config.label() and dict(ret.parameters or {})
+    assert dict(ret.windows or {}) == {"bm25": 100, "semantic": 100}
+    if config.method == "rrf":
+        assert ret.k == 60.0 and ret.alpha is None and ret.signals is None
+    elif config.method == "convex":
+        assert ret.k is None and ret.alpha == 0.6 and ret.signals is None
+    else:
+        assert ret.alpha is not None and set(ret.signals or {}) >= {"words", "code", "idf"}
+
+
+# ------------------------------------------------------------------ adaptive
+
+
+def test_adaptive_alpha_follows_the_querys_shape() -> None:
+    p = AdaptiveParams()
+    def alpha(text: str) -> float:
+        sig = signals(QueryStats(text, 100, {}), np.array([]), np.array([]), np.array([]))
+        return adaptive_alpha(p, sig)
+    assert alpha("TIOCGWINSZ") == pytest.approx(p.alpha_keyword)  # short and code-shaped
+    assert alpha("--max-depth") == pytest.approx(p.alpha_keyword)
+    assert alpha("show what files a folder holds") == pytest.approx(p.alpha_prose)
+    assert alpha("barn owl") == pytest.approx((p.alpha_keyword + p.alpha_prose) / 2)
+    assert alpha("night hunting birds") == pytest.approx(p.alpha_prose - 0.6 * 0.25)
+
+
+def test_the_idf_cue_raises_keywordness_only_when_weighted() -> None:
+    rare = QueryStats("alpha beta gamma delta", 1000, {"alpha": 1, "beta": 1, "gamma": 1,
+                                                       "delta": 1})
+    sig = signals(rare, np.array([]), np.array([]), np.array([]))
+    assert sig["idf"] == pytest.approx(1.0) and sig["known"] == 1.0
+    assert adaptive_alpha(AdaptiveParams(), sig) == pytest.approx(0.8)
+    assert adaptive_alpha(AdaptiveParams(idf_weight=1.0), sig) == pytest.approx(0.2)
+
+
+def test_window_signals_gap_and_overlap() -> None:
+    sig = signals(QueryStats("q", 10, {}), np.array([1, 2, 3]), np.array([3, 4]),
+                  np.array([4.0, 1.0, 0.5]))
+    assert sig["gap"] == pytest.approx(0.75) and sig["overlap"] == pytest.approx(0.5)
+
+
+def test_adaptive_records_this_querys_alpha_in_the_summary_and_title() -> None:
+    names = ["a", "b"]
+    r = fused(names, {"a": 2.0, "b": 1.0}, {"b": 0.9, "a": 0.1},
+              FusionConfig("adaptive", norm="dbsf"), query="SIGCHLD")
+    ret = r.retrieval
+    assert ret is not None and ret.alpha == pytest.approx(0.2)
+    assert fusion_summary(ret) == "adaptive alpha=0.20 (words 1, code 1, idf 0) · norm dbsf"
+    assert fusion_title(ret, "") == "adaptive α 0.20"
+
+
+# ------------------------------------------------------------------ parsing --fusion
+
+
+def test_labels_parse_back_to_the_same_config() -> None:
+    for config in METHODS + [FusionConfig("rrf", k=10, weights=(0.5, 2.0))]:
+        assert parse_fusion(config.label()) == config
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("borda", "unknown fusion `borda`; accepted: rrf, convex, adaptive"),
+        ("convex:alpha=2", "`alpha` must be between 0 and 1"),
+        ("convex:norm=l2", "unknown norm `l2`; accepted: max, minmax, zscore, dbsf"),
+        ("convex:k=3", "`k=3` is not a parameter of convex; accepted: alpha, norm"),
+        ("rrf:k=0", "`k` must be above 0"),
+        ("rrf:k=abc", "`k` must be a number, not `abc`"),
+        ("adaptive:idf_low=0.9", "`idf_low` must be below `idf_high`"),
+    ],
+)
+def test_a_bad_fusion_is_one_line_naming_it(text, message) -> None:
+    with pytest.raises(ValueError) as err:
+        parse_fusion(text)
+    assert str(err.value) == message
+
+
+def test_fuse_windows_directly_matches_rrf_by_hand() -> None:
+    out = fuse_windows(FusionConfig("rrf", k=10, weights=(1.0, 2.0)),
+                       (np.array([2, 0]), np.array([5.0, 3.0])),
+                       (np.array([0]), np.array([0.7])))
+    assert out.positions.tolist() == [0, 2]
+    assert out.scores.tolist() == [1 / 12 + 2 / 11, 1 / 11]
