@@ -270,8 +270,8 @@ MUTATIONS = [
     (
         "hybrid approximate follows its vector arm",
         E + "search.py",
-        'revision=hybrid.REVISION, metric="reciprocal rank", approximate=vec_r.approximate,',
-        'revision=hybrid.REVISION, metric="reciprocal rank", approximate=True,',
+        "revision=hybrid.REVISION, metric=hybrid.METRICS[RRF], approximate=vec_r.approximate,",
+        "revision=hybrid.REVISION, metric=hybrid.METRICS[RRF], approximate=True,",
         P + "test_vector_search_before_build_is_a_full_scan_that_says_so_and_after_build_names_its_index",
     ),
     (
