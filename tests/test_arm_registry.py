@@ -105,7 +105,7 @@ def test_a_toy_arm_in_the_registry_appears_everywhere(tmp_path: Path) -> None:
     toy = seen["query_toy"]["arms"]["toy"]
     assert toy["retrieval"]["arm"] == "toy" and toy["retrieval"]["model"] == "toy.bm25.v1"
     assert toy["hits"] and "owl" in toy["hits"][0]["card"]
-    assert "toy" in seen["eval_arms"] and "hybrid[toy]" in seen["eval_arms"]
+    assert "toy" in seen["eval_arms"] and "hybrid:lexical=toy" in seen["eval_arms"]
     assert seen["config_lexical"] == "toy" and "search" not in seen["config_errors"]
     fused = [a["arm"] for a in seen["hybrid"]["arms"]["hybrid"]["retrieval"]["arms"]]
     assert fused == ["toy", "semantic"]

@@ -114,7 +114,8 @@ async def test_search_finds_a_group_by_meaning_with_provenance(birds: Path, grou
         assert hit["path"] == f"{hit['name']}.hmd" and hit["title"]
         assert 0 < len(hit["snippet"]) <= SNIPPET_CHARS
     fused = hybrid["arms"]["hybrid"]
-    assert fused["retrieval"]["fusion"] == "rrf"
+    assert fused["retrieval"]["fusion"] == "adaptive"  # the default, with this query's alpha
+    assert fused["retrieval"]["alpha"] is not None and fused["retrieval"]["signals"]
     assert [a["arm"] for a in fused["retrieval"]["arms"]] == ["bm25", "semantic"]
     assert all(set(h["arms"]) == {"bm25", "semantic"} for h in fused["hits"])
 
