@@ -2,7 +2,9 @@
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-VAULT  ?= fixtures/birds
+# `make run` opens a scratch copy of fixtures/birds (labelling writes its queries.toml,
+# never the committed fixture's); `make run VAULT=path` opens that vault itself.
+VAULT  ?=
 
 .PHONY: run test setup
 
@@ -15,7 +17,13 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 run: $(STAMP)
+ifeq ($(strip $(VAULT)),)
+	@scratch=$$(mktemp -d -t hql-birds.XXXXXX) && cp -a fixtures/birds "$$scratch/birds" && \
+	  echo "hql-tui on a scratch copy of fixtures/birds: $$scratch/birds" && \
+	  $(BIN)/hql-tui "$$scratch/birds"
+else
 	$(BIN)/hql-tui $(VAULT)
+endif
 
 test: $(STAMP)
 	$(BIN)/ruff check .

@@ -30,11 +30,11 @@ import os
 import shlex
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
-from producer.card_digests import CardDigest, DigestCache, card_text, digest_vault
+from producer.card_digests import CardDigest, DigestCache, card_parts, digest_vault
 from producer.config import ConfigError, load_config
 from producer.embedders import (
     Embedder,
@@ -51,6 +51,7 @@ from producer.index import (
     TOOL_VERSION,
     BuildLock,
     CardRow,
+    ChunkRow,
     IndexBusy,
     IndexContents,
     IndexWriter,
@@ -68,6 +69,7 @@ from producer.index import (
     readable_query_texts,
     same_vault,
 )
+from producer.passages import DEFAULT_RECIPE, cut_windows, passage_text, tokens_needed, whole
 from producer.vault import vault_problem
 from producer.yamlcore import HeaderError
 
@@ -104,6 +106,8 @@ class BuildOptions:
     built_at: str | None = None
     full: bool = False
     parse_cache: bool = False
+    # None: on when `[semantics] passages = true` or the previous index holds passages
+    passages: bool | None = None
 
 
 @dataclass
@@ -120,6 +124,9 @@ class BuildResult:
     revision: str
     dimensions: int
     provider: str
+    passages: int | None = None  # passages stored (None: built without passages)
+    passages_embedded: int = 0
+    passages_reused: int = 0  # passages kept byte for byte from the previous index
 
 
 def vault_identity(argument: str) -> str:
@@ -190,6 +197,14 @@ def build(
         raise BuildError(f"{out}: is a directory; name the index file")
 
     refuse_foreign_file(out)
+    if options.passages is None and config.passages:
+        options = replace(options, passages=True)
+    if options.passages and spec.provider != "local":
+        raise BuildError(
+            f"passages are cut on the local model's own tokenizer, and the {spec.provider} "
+            "provider has none here",
+            "build without --passages (and `[semantics] passages`), or with the local provider",
+        )
     with BuildLock(out):
         return _build_locked(options, spec, out, emit, embedder_factory, environ)
 
@@ -309,6 +324,33 @@ def _build_locked(
         else:
             to_embed_cards.append(card)
 
+    # Passages: on when asked for, or (asked nothing) when the index holds them already.
+    with_passages = (
+        options.passages
+        if options.passages is not None
+        else previous is not None and previous.recipe is not None
+    )
+    recipe = DEFAULT_RECIPE if with_passages else None
+    stored_chunks: dict[str, list[ChunkRow]] = {}
+    if (
+        recipe is not None
+        and reusable
+        and previous.recipe is not None
+        and previous.recipe.known
+        and previous.recipe.digest == recipe.digest  # the recipe joins the revision here
+    ):
+        for row in previous.chunks:
+            stored_chunks.setdefault(row.card, []).append(row)
+    chunk_orphans = len(set(stored_chunks) - {c.name for c in vault.cards})
+    # A card keeps its passages byte for byte when its card vector is kept (same text,
+    # model, revision) and every stored passage of it is usable.
+    kept_chunks = {
+        name: rows
+        for name, rows in stored_chunks.items()
+        if name in card_blobs and all(usable(r.embedding) for r in rows)
+    }
+    to_cut = [c for c in vault.cards if recipe is not None and c.name not in kept_chunks]
+
     query_texts = set(options.queries)
     stored_texts = [q.text for q in previous.queries] if previous is not None else rescued
     if options.drop_queries:
@@ -334,22 +376,68 @@ def _build_locked(
 
     names = {c.name for c in vault.cards}
     removed = sum(1 for c in previous.cards if c.name not in names) if previous else 0
-    total = len(to_embed_cards) + len(to_embed_queries)
-    emit(
-        {
-            "event": "start",
-            "cards": len(vault.cards),
-            "total": total,
-            "to_embed": len(to_embed_cards),
-            "reused": len(card_blobs),
-            "queries": len(query_texts),
-        }
+
+    embedder: Embedder | None = None
+
+    def open_model() -> Embedder:
+        nonlocal embedder
+        if embedder is None:
+            factory = embedder_factory or (lambda s: open_embedder(s, environ))
+            embedder = factory(spec)
+            if (embedder.model_id, embedder.revision) != (model_id, revision):
+                raise BuildError(
+                    f"the embedder reports {embedder.model_id} at {embedder.revision}, where "
+                    f"{model_id} at {revision} was expected"
+                )
+        return embedder
+
+    # Cutting comes first (tokenizer only, no vectors), so the counts below are exact.
+    spans_of: dict[str, list[tuple[int, int]]] = {}
+    cut_hash: dict[str, str] = {}
+    whole_cards: set[str] = set()  # one passage, the whole text: stored with the card vector
+    if to_cut:
+        assert recipe is not None
+        model = open_model()
+        offsets = getattr(model, "token_offsets", None)
+        if offsets is None:
+            raise BuildError(f"the {spec.provider} embedder cannot cut passages (no tokenizer)")
+        needed = tokens_needed(recipe)
+        for card in to_cut:
+            text, cut_hash[card.name], _ = _read_text(vault.root, card)
+            spans_of[card.name] = cut_windows(text, offsets(text, needed), recipe)
+            if whole(text, spans_of[card.name]):
+                whole_cards.add(card.name)
+            del text
+    passages_to_embed = sum(
+        len(sp) for name, sp in spans_of.items() if name not in whole_cards
     )
+    passages_reused = sum(len(rows) for rows in kept_chunks.values())
+    total = len(to_embed_cards) + passages_to_embed + len(to_embed_queries)
+    start: Event = {
+        "event": "start",
+        "cards": len(vault.cards),
+        "total": total,
+        "to_embed": len(to_embed_cards),
+        "reused": len(card_blobs),
+        "queries": len(query_texts),
+    }
+    if recipe is not None:
+        start |= {"passages_to_embed": passages_to_embed, "passages_reused": passages_reused}
+    emit(start)
 
     vault_name = vault_identity(options.vault)
 
+    stored_passages = [0]
+
     def result(up_to_date: bool, embedded_queries: int, d: int, provider: str) -> BuildResult:
-        r = BuildResult(
+        extra: dict[str, object] = {}
+        if recipe is not None:
+            extra = {
+                "passages": stored_passages[0],
+                "passages_embedded": passages_to_embed,
+                "passages_reused": passages_reused,
+            }
+        r = BuildResult(**extra,  # type: ignore[arg-type]
             out=out,
             up_to_date=up_to_date,
             cards=len(vault.cards),
@@ -363,12 +451,15 @@ def _build_locked(
             dimensions=d,
             provider=provider,
         )
-        emit(
-            {"event": "final", **{k: v for k, v in vars(r).items() if k != "out"}, "out": str(out)}
-        )
+        shown = {k: v for k, v in vars(r).items() if k != "out"}
+        if recipe is None:
+            shown = {k: v for k, v in shown.items() if not k.startswith("passages")}
+        emit({"event": "final", **shown, "out": str(out)})
         return r
 
-    if reusable and total == 0 and removed == 0:
+    same_passages = (previous is not None and (previous.recipe is None) == (recipe is None)
+                     and chunk_orphans == 0 and not to_cut)
+    if reusable and total == 0 and removed == 0 and same_passages:
         by_name = {c.name: c for c in vault.cards}
         same_rows = all(by_name[c.name].path == c.path for c in previous.cards) and len(
             previous.cards
@@ -383,19 +474,13 @@ def _build_locked(
             and len(previous.queries) == len(query_texts)
         )
         if same_rows and same_meta:
+            stored_passages[0] = len(previous.chunks)
             return result(True, 0, previous.model.dimensions, spec.provider)
         # Only metadata, paths or the query set shrank: rewrite without loading a model.
     built_at = options.built_at or utc_now()
 
-    embedder: Embedder | None = None
     if total:
-        factory = embedder_factory or (lambda s: open_embedder(s, environ))
-        embedder = factory(spec)
-        if (embedder.model_id, embedder.revision) != (model_id, revision):
-            raise BuildError(
-                f"the embedder reports {embedder.model_id} at {embedder.revision}, where "
-                f"{model_id} at {revision} was expected"
-            )
+        open_model()
     started = time.monotonic()
     embedded = [0]  # texts embedded so far, over every chunk
 
@@ -419,45 +504,61 @@ def _build_locked(
         embedded[0] += len(texts)
         return [pack(v) for v in vectors]
 
-    def read_texts(cards: list[CardDigest]) -> tuple[list[str], dict[str, str]]:
-        """The cards' texts, read now, and their hashes (which are what is stored:
-        a card edited since the vault was read is stored as embedded)."""
-        texts, hashes = [], {}
-        for c in cards:
-            try:
-                text, hashes[c.name] = card_text(vault.root, c)
-            except HeaderError as exc:
-                raise BuildError(
-                    f"{c.path}: changed while building and no longer reads as a card ({exc}); "
-                    "build again"
-                ) from None
-            texts.append(text)
-        return texts, hashes
-
-    def card_chunks() -> Iterator[list[CardRow]]:
-        """Card rows in name order, a chunk at a time: each chunk embeds up to
-        ``CHUNK`` changed cards, so texts in flight and vectors not yet written
-        stay bounded whatever the size of the vault."""
+    def card_chunks() -> Iterator[tuple[list[CardRow], list[ChunkRow]]]:
+        """Card rows (and their passage rows) in name order, a chunk at a time: each
+        chunk embeds up to ``CHUNK`` changed cards, so texts in flight and vectors
+        not yet written stay bounded whatever the size of the vault."""
         chunk: list[CardDigest] = []
         changed = 0
         for i, card in enumerate(vault.cards):
             chunk.append(card)
-            changed += card.name not in card_blobs
+            changed += card.name not in card_blobs or card.name in spans_of
             if changed == CHUNK or i == len(vault.cards) - 1:
-                todo = [c for c in chunk if c.name not in card_blobs]
-                texts, hashes = read_texts(todo)
-                fresh: dict[str, bytes] = {}
-                if todo:
-                    blobs = embed(texts, [f"card `{c.name}`" for c in todo])
-                    fresh = dict(zip((c.name for c in todo), blobs, strict=True))
-                    del texts
-                yield [
-                    CardRow(c.name, c.path, hashes[c.name], fresh[c.name])
-                    if c.name in fresh
-                    else CardRow(c.name, c.path, c.content_hash, card_blobs[c.name])
-                    for c in chunk
-                ]
+                yield embed_chunk(chunk)
                 chunk, changed = [], 0
+
+    def embed_chunk(chunk: list[CardDigest]) -> tuple[list[CardRow], list[ChunkRow]]:
+        texts: list[str] = []
+        labels: list[str] = []
+        hashes: dict[str, str] = {}
+        wanted: list[tuple[str, int]] = []  # (card, ordinal) per text; ordinal -1: the card
+        for c in chunk:
+            if c.name in card_blobs and c.name not in spans_of:
+                continue
+            text, hashes[c.name], title = _read_text(vault.root, c)
+            if c.name in spans_of and hashes[c.name] != cut_hash[c.name]:
+                raise BuildError(f"{c.path}: changed while building; build again")
+            if c.name not in card_blobs:
+                texts.append(text)
+                labels.append(f"card `{c.name}`")
+                wanted.append((c.name, -1))
+            if c.name in spans_of and c.name not in whole_cards:
+                for o, span in enumerate(spans_of[c.name]):
+                    texts.append(passage_text(text, title, span, recipe or DEFAULT_RECIPE))
+                    labels.append(f"passage {o} of `{c.name}`")
+                    wanted.append((c.name, o))
+            del text
+        blobs = embed(texts, labels) if texts else []
+        del texts
+        fresh = dict(zip(wanted, blobs, strict=True))
+        cards = [
+            CardRow(c.name, c.path, hashes[c.name], fresh[(c.name, -1)])
+            if (c.name, -1) in fresh
+            else CardRow(c.name, c.path, c.content_hash, card_blobs[c.name])
+            for c in chunk
+        ]
+        rows: list[ChunkRow] = []
+        if recipe is not None:
+            for c, row in zip(chunk, cards, strict=True):
+                if c.name in kept_chunks:
+                    rows += kept_chunks[c.name]
+                    continue
+                spans = spans_of[c.name]
+                for o, (a, b) in enumerate(spans):
+                    blob = row.embedding if (c.name, o) not in fresh else fresh[(c.name, o)]
+                    rows.append(ChunkRow(c.name, o, a, b, blob))
+        stored_passages[0] += len(rows)
+        return cards, rows
 
     chunks = card_chunks()
     # The first chunk is made before the file opens: when neither the embedder nor
@@ -465,22 +566,36 @@ def _build_locked(
     # every card was embedded, and a vault has at least one).
     first = next(chunks)
     if dims is None:
-        dims = len(first[0].embedding) // 4
+        dims = len(first[0][0].embedding) // 4
 
     with IndexWriter(
         out,
         ModelRow(model_id, revision, dims, METRIC, 1),
         MetaRow(vault=vault_name, built_at=built_at),
+        recipe,
     ) as writer:
-        writer.add_cards(first)
-        for rows in chunks:
+        for rows, passages in (first, *chunks):
             writer.add_cards(rows)
+            if recipe is not None:
+                writer.add_chunks(passages)
         if to_embed_queries:
             blobs = embed(to_embed_queries, [f"query {t!r}" for t in to_embed_queries])
             query_blobs.update(zip(to_embed_queries, blobs, strict=True))
         writer.add_queries(QueryRow(t, query_blobs[t]) for t in sorted(query_texts))
         writer.commit()
     return result(False, len(to_embed_queries), dims, spec.provider)
+
+
+def _read_text(root: Path, card: CardDigest) -> tuple[str, str, str]:
+    """A card's text, hash and title read now (a card edited since the vault was read
+    is stored as embedded)."""
+    try:
+        return card_parts(root, card)
+    except HeaderError as exc:
+        raise BuildError(
+            f"{card.path}: changed while building and no longer reads as a card ({exc}); "
+            "build again"
+        ) from None
 
 
 __all__ = [

@@ -168,3 +168,10 @@ def card_text(root: Path, card: CardDigest) -> tuple[str, str]:
     file was edited since: the caller stores what it embedded."""
     full = read_card(root, PurePosixPath(card.path), card.name)
     return full.text, full.content_hash
+
+
+def card_parts(root: Path, card: CardDigest) -> tuple[str, str, str]:
+    """(text, content hash, title) of ``card`` read now; see ``card_text``. The title is
+    what each of its passages is embedded after."""
+    full = read_card(root, PurePosixPath(card.path), card.name)
+    return full.text, full.content_hash, full.title

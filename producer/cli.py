@@ -81,6 +81,13 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--built-at", metavar="STAMP", type=_iso_stamp,
                    help="pin the build stamp (ISO-8601, e.g. 2026-01-01T00:00:00+00:00)")
     b.add_argument("--full", action="store_true", help="re-embed everything")
+    b.add_argument(
+        "--passages",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="also embed each card's passages (default: `[semantics] passages`, or keep what "
+        "the index holds)",
+    )
     b.add_argument("--progress", choices=("jsonl",), help="JSON lines on stdout, one per event")
 
     v = sub.add_parser("verify", help="exit 1 unless the index describes the vault")
@@ -121,23 +128,30 @@ class _Human:
         if kind == "warning":
             print(f"warning: {shown(event['message'])}", file=sys.stderr)
         elif kind == "start":
+            passages = (
+                f"; passages: {event['passages_to_embed']} to embed, "
+                f"{event['passages_reused']} reused"
+                if "passages_to_embed" in event
+                else ""
+            )
             print(
                 f"{event['cards']} cards: {event['to_embed']} to embed, {event['reused']} "
-                f"reused; {event['queries']} queries"
+                f"reused{passages}; {event['queries']} queries"
             )
         elif kind == "progress" and self.tty:
             end = "\n" if event["done"] == event["total"] else ""
             print(f"\rembedded {event['done']}/{event['total']}", end=end, file=sys.stderr)
         elif kind == "final":
+            passages = f", {event['passages']} passages" if "passages" in event else ""
             if event["up_to_date"]:
                 print(
-                    f"{shown(event['out'])}: up to date ({event['cards']} cards, "
+                    f"{shown(event['out'])}: up to date ({event['cards']} cards{passages}, "
                     f"{event['queries']} queries)"
                 )
             else:
                 print(
                     f"{shown(event['out'])}: {event['cards']} cards ({event['embedded']} embedded, "
-                    f"{event['reused']} reused, {event['removed']} removed), "
+                    f"{event['reused']} reused, {event['removed']} removed){passages}, "
                     f"{event['queries']} queries, {event['dimensions']} dimensions, "
                     f"{event['model']} via {event['provider']}"
                 )
@@ -168,6 +182,7 @@ def _run_build(args: argparse.Namespace) -> int:
         built_at=args.built_at,
         full=args.full,
         parse_cache=True,
+        passages=args.passages,
     )
     build(options, emit)
     return 0
@@ -184,7 +199,10 @@ def _run_verify(args: argparse.Namespace) -> int:
         for problem in report.problems:
             print(shown(problem.message), file=sys.stderr)
         if report.clean:
-            print(f"{shown(index)}: clean, {report.cards} cards, {report.queries} queries")
+            passages = "" if report.passages is None else f", {report.passages} passages"
+            print(
+                f"{shown(index)}: clean, {report.cards} cards{passages}, {report.queries} queries"
+            )
         else:
             n = len(report.problems)
             print(f"{shown(index)}: {n} problem{'s' if n != 1 else ''}", file=sys.stderr)

@@ -95,6 +95,7 @@ class Config:
     file: Path
     exists: bool = False
     index: str | None = None
+    passages: bool = False  # [semantics] passages: also embed each card's passages
     embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
     errors: dict[str, str] = field(default_factory=dict)
     # Set when the whole file cannot be read (not TOML, not UTF-8): every owned table
@@ -184,29 +185,30 @@ def open_table(
     return where
 
 
-def check_index_path(root: Path, named: str, file: Path) -> str:
-    """Refuse an index path that is absolute, climbs out, or escapes through a symlink."""
-    where = table_label(file, "semantics")
+def check_inside_path(root: Path, named: str, file: Path, *, table: str = "semantics",
+                      key: str = "index", example: str = DEFAULT_INDEX) -> str:
+    """Refuse a path (the index, the labels file) that is absolute, climbs out, or
+    escapes through a symlink: what the vault's files name stays inside the vault."""
+    where = table_label(file, table)
+    what = f"the configured {key} `{named}`"
     path = PurePosixPath(named.replace("\\", "/"))
     if path.is_absolute() or Path(named).is_absolute() or (named[1:2] == ":"):
         raise ConfigError(
-            f"{where} the configured index `{named}` is an absolute path, and absolute paths "
-            "are refused: name it relative to the vault (e.g. `.hql/index.sqlite`), so it is "
+            f"{where} {what} is an absolute path, and absolute paths "
+            f"are refused: name it relative to the vault (e.g. `{example}`), so it is "
             "never outside the vault"
         )
     if any(part == ".." for part in path.parts):
         raise ConfigError(
-            f"{where} the configured index `{named}` climbs out with `..`, so it is outside "
-            "the vault: name it relative to the vault (e.g. `.hql/index.sqlite`)"
+            f"{where} {what} climbs out with `..`, so it is outside "
+            f"the vault: name it relative to the vault (e.g. `{example}`)"
         )
     parts = [p for p in path.parts if p != "."]
     if not parts:
-        raise ConfigError(f"{where} `index` must name a file inside the vault")
+        raise ConfigError(f"{where} `{key}` must name a file inside the vault")
     real_root = Path(os.path.realpath(root))  # realpath: a symlink loop is no crash
     if not Path(os.path.realpath(root.joinpath(*parts))).is_relative_to(real_root):
-        raise ConfigError(
-            f"{where} the configured index `{named}` leads outside the vault through a symlink"
-        )
+        raise ConfigError(f"{where} {what} leads outside the vault through a symlink")
     return "/".join(parts)
 
 
@@ -214,9 +216,16 @@ def _semantics(root: Path, table: Any, file: Path) -> str | None:
     where = table_label(file, "semantics")
     if not isinstance(table, dict):
         raise ConfigError(f"{where} is not a table")
-    known_keys(table, ("index", "embedder"), where)
+    known_keys(table, ("index", "embedder", "passages"), where)
     named = string_value(table, "index", where)
-    return None if named is None else check_index_path(root, named, file)
+    return None if named is None else check_inside_path(root, named, file)
+
+
+def _passages(table: Any, file: Path) -> bool:
+    value = table.get("passages", False) if isinstance(table, dict) else False
+    if not isinstance(value, bool):
+        raise ConfigError(f"{table_label(file, 'semantics')} `passages` must be true or false")
+    return value
 
 
 def _embedder(table: Any, file: Path) -> EmbedderConfig:
@@ -272,6 +281,7 @@ def load_config(
     if semantics is not None:
         try:
             config.index = _semantics(root, semantics, file)
+            config.passages = _passages(semantics, file)
         except ConfigError as exc:
             config.errors["semantics"] = str(exc)
         if isinstance(semantics, dict) and "embedder" in semantics:

@@ -4,14 +4,21 @@ This module is the one home of the on-disk format. It imports only the standard
 library and numpy, so the app's reader can use ``pack``/``unpack`` and the
 constants without pulling in torch.
 
-Format (SQLite, four tables, nothing else):
+Format (SQLite, four tables; two more only in an index built with passages):
 
 * ``model``      one row: id, revision, dimensions, metric, normalized
 * ``index_meta`` one row: schema_version, vault, built_at, tool_version
 * ``card``       name, vault-relative POSIX path, content_hash, embedding
 * ``query``      text, embedding
+* ``chunk_recipe`` (passages only) one row: how cards were cut
+  (``producer.passages.Recipe``: window, overlap, title_prefix, max_per_card,
+  breaks, version) and its digest
+* ``chunk``      (passages only) card, ordinal, start_char, end_char, embedding:
+  each card's passages, with character offsets into the card's text
 
-Every embedding is ``dimensions`` little-endian float32 values.
+Every embedding is ``dimensions`` little-endian float32 values. The first four
+tables are HQL-0002's, unchanged, so an index with passages still reads as a
+card-level index to a reader that knows only them.
 
 A file is always written from scratch into a temporary file beside the target
 (``.<name>.tmp-<pid>``), flushed to disk and renamed over the target, so a
@@ -37,6 +44,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
+
+from producer.passages import Recipe
 
 SCHEMA_VERSION = 1
 TOOL_VERSION = "hql-semantics 0.1.0"
@@ -70,6 +79,26 @@ CREATE TABLE card (
 CREATE TABLE query (
     text      TEXT PRIMARY KEY,
     embedding BLOB NOT NULL
+);
+"""
+
+CHUNK_SQL = """\
+CREATE TABLE chunk_recipe (
+    window       INTEGER NOT NULL,
+    overlap      INTEGER NOT NULL,
+    title_prefix INTEGER NOT NULL,
+    max_per_card INTEGER NOT NULL,
+    breaks       TEXT    NOT NULL,
+    version      INTEGER NOT NULL,
+    digest       TEXT    NOT NULL
+);
+CREATE TABLE chunk (
+    card       TEXT    NOT NULL,
+    ordinal    INTEGER NOT NULL,
+    start_char INTEGER NOT NULL,
+    end_char   INTEGER NOT NULL,
+    embedding  BLOB    NOT NULL,
+    PRIMARY KEY (card, ordinal)
 );
 """
 
@@ -204,12 +233,41 @@ class QueryRow:
     embedding: bytes
 
 
+@dataclass(frozen=True)
+class ChunkRow:
+    card: str
+    ordinal: int
+    start: int  # character offsets into the card's text
+    end: int
+    embedding: bytes
+
+
+@dataclass(frozen=True)
+class StoredRecipe:
+    """The ``chunk_recipe`` row as stored, and whether its digest is the recipe's own."""
+
+    recipe: Recipe | None  # None: the row's fields do not make a recipe
+    digest: str
+    rows: int = 1
+
+    @property
+    def known(self) -> bool:
+        return (
+            self.rows == 1
+            and self.recipe is not None
+            and self.recipe.problem() is None
+            and self.recipe.digest == self.digest
+        )
+
+
 @dataclass
 class IndexContents:
     model: ModelRow
     meta: MetaRow
     cards: list[CardRow] = field(default_factory=list)
     queries: list[QueryRow] = field(default_factory=list)
+    recipe: StoredRecipe | None = None  # None: no passages
+    chunks: list[ChunkRow] = field(default_factory=list)  # by card, then ordinal
 
 
 # ----------------------------------------------------------------- reading
@@ -289,9 +347,10 @@ def aside_path(path: str | os.PathLike[str], now: datetime | None = None) -> Pat
     return p.with_name(f"{p.name}.unreadable-{stamp}")
 
 
-def connect_readonly(path: str | os.PathLike[str]) -> sqlite3.Connection:
+def connect_readonly(path: str | os.PathLike[str], *, shared: bool = False) -> sqlite3.Connection:
     """Open an index read-only (never creates a file, never writes). A lock held by
-    another process is waited for up to ``LOCK_WAIT_SECONDS``, then ``IndexBusy``."""
+    another process is waited for up to ``LOCK_WAIT_SECONDS``, then ``IndexBusy``.
+    ``shared``: usable from other threads (the caller serialises its use)."""
     p = Path(path)
     if p.is_dir():
         raise StoreError(f"{p}: is a directory, not an index file")
@@ -303,7 +362,9 @@ def connect_readonly(path: str | os.PathLike[str]) -> sqlite3.Connection:
         )
     uri = p.resolve().as_uri() + "?mode=ro"
     try:
-        conn = sqlite3.connect(uri, uri=True, timeout=LOCK_WAIT_SECONDS)
+        conn = sqlite3.connect(
+            uri, uri=True, timeout=LOCK_WAIT_SECONDS, check_same_thread=not shared
+        )
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.Error as exc:
         if is_busy(exc):
@@ -410,9 +471,57 @@ def read_index(path: str | os.PathLike[str]) -> IndexContents:
                 QueryRow(t, _blob(path, t, e, True))
                 for t, e in conn.execute("SELECT text, embedding FROM query ORDER BY text")
             ]
-        return IndexContents(model=model, meta=meta, cards=cards, queries=queries)
+            recipe, chunks = read_chunks(conn, path) if has_chunks(conn) else (None, [])
+        return IndexContents(
+            model=model, meta=meta, cards=cards, queries=queries, recipe=recipe, chunks=chunks
+        )
     finally:
         conn.close()
+
+
+def has_chunks(conn: sqlite3.Connection) -> bool:
+    """Does this index hold passages (a ``chunk`` table)?"""
+    row = conn.execute(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'chunk'"
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def read_recipe(conn: sqlite3.Connection) -> StoredRecipe:
+    """The stored passage recipe (``known`` says whether this tool can trust it)."""
+    try:
+        rows = conn.execute(
+            "SELECT window, overlap, title_prefix, max_per_card, breaks, version, digest "
+            "FROM chunk_recipe"
+        ).fetchall()
+    except sqlite3.Error:
+        return StoredRecipe(None, "", 0)
+    if len(rows) != 1:
+        return StoredRecipe(None, "", len(rows))
+    window, overlap, title, cap, breaks, version, digest = rows[0]
+    ints = (window, overlap, title, cap, version)
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in ints) or not isinstance(
+        breaks, str
+    ):
+        return StoredRecipe(None, str(digest))
+    recipe = Recipe(window, overlap, bool(title), cap, breaks, version)
+    return StoredRecipe(recipe, str(digest))
+
+
+def read_chunks(
+    conn: sqlite3.Connection, path: str | os.PathLike[str]
+) -> tuple[StoredRecipe, list[ChunkRow]]:
+    """The recipe and every passage row, raw, ordered by card then ordinal."""
+    recipe = read_recipe(conn)
+    with _reading(path, "the passages cannot be walked"):
+        chunks = [
+            ChunkRow(c, o, a, b, _blob(path, f"{c} passage {o}", e, False))
+            for c, o, a, b, e in conn.execute(
+                "SELECT card, ordinal, start_char, end_char, embedding FROM chunk "
+                "ORDER BY card, ordinal"
+            )
+        ]
+    return recipe, chunks
 
 
 # ----------------------------------------------------------------- writing
@@ -466,16 +575,18 @@ def check_model(model: ModelRow) -> None:
         raise StoreError(problems[0].message)
 
 
-def check_row(name: str, blob: bytes, dimensions: int, *, query: bool = False) -> None:
+def check_row(
+    name: str, blob: bytes, dimensions: int, *, query: bool = False, passage: int | None = None
+) -> None:
     """Refuse a vector of the wrong width or not of unit length (``StoreError``): a build
     writes no row the reader would refuse or leave out."""
     from producer.index_checks import not_unit_problem, width_problem
 
-    wrong = width_problem(name, blob, dimensions, query=query)
+    wrong = width_problem(name, blob, dimensions, query=query, passage=passage)
     if wrong:
         raise StoreError(wrong.message)
     if not is_unit(blob):
-        raise StoreError(not_unit_problem(name, query=query).message)
+        raise StoreError(not_unit_problem(name, query=query, passage=passage).message)
 
 
 class IndexWriter:
@@ -490,10 +601,17 @@ class IndexWriter:
     added.
     """
 
-    def __init__(self, target: str | os.PathLike[str], model: ModelRow, meta: MetaRow) -> None:
+    def __init__(
+        self,
+        target: str | os.PathLike[str],
+        model: ModelRow,
+        meta: MetaRow,
+        recipe: Recipe | None = None,
+    ) -> None:
         self.target = Path(target)
         check_model(model)
-        self.model, self.meta = model, meta
+        self.model, self.meta, self.recipe = model, meta, recipe
+        self._last_chunk: tuple[str, int] | None = None
         self.tmp = temp_path_for(self.target)
         self._conn: sqlite3.Connection | None = None
         self._last_card: str | None = None
@@ -513,9 +631,18 @@ class IndexWriter:
             # Durability comes from the fsync before the rename, not from SQLite.
             conn.execute("PRAGMA synchronous = OFF")
             conn.execute("BEGIN")
-            for stmt in SCHEMA_SQL.split(";"):
+            schema = SCHEMA_SQL + (CHUNK_SQL if self.recipe is not None else "")
+            for stmt in schema.split(";"):
                 if stmt.strip():
                     conn.execute(stmt)
+            if self.recipe is not None:
+                r = self.recipe
+                conn.execute(
+                    "INSERT INTO chunk_recipe (window, overlap, title_prefix, max_per_card, "
+                    "breaks, version, digest) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (r.window, r.overlap, int(r.title_prefix), r.max_per_card, r.breaks,
+                     r.version, r.digest),
+                )
             model, meta = self.model, self.meta
             conn.execute(
                 "INSERT INTO model (id, revision, dimensions, metric, normalized) "
@@ -544,6 +671,24 @@ class IndexWriter:
             rows.append((c.name, c.path, c.content_hash, c.embedding))
         self._execute(
             "INSERT INTO card (name, path, content_hash, embedding) VALUES (?, ?, ?, ?)", rows
+        )
+
+    def add_chunks(self, chunks: Iterable[ChunkRow]) -> None:
+        """Append passage rows, in (card, ordinal) order; only with a recipe."""
+        if self.recipe is None:
+            raise ValueError("passages need a recipe: this index is written without them")
+        rows = []
+        for c in chunks:
+            key = (c.card, c.ordinal)
+            if self._last_chunk is not None and key <= self._last_chunk:
+                raise ValueError(f"passage {c.ordinal} of `{c.card}` is out of order")
+            check_row(c.card, c.embedding, self.model.dimensions, passage=c.ordinal)
+            self._last_chunk = key
+            rows.append((c.card, c.ordinal, c.start, c.end, c.embedding))
+        self._execute(
+            "INSERT INTO chunk (card, ordinal, start_char, end_char, embedding) "
+            "VALUES (?, ?, ?, ?, ?)",
+            rows,
         )
 
     def add_queries(self, queries: Iterable[QueryRow]) -> None:
@@ -618,8 +763,11 @@ def write_index(target: str | os.PathLike[str], contents: IndexContents) -> None
         check_row(c.name, c.embedding, d)
     for q in contents.queries:
         check_row(q.text, q.embedding, d, query=True)
-    with IndexWriter(target, contents.model, contents.meta) as writer:
+    recipe = contents.recipe.recipe if contents.recipe is not None else None
+    with IndexWriter(target, contents.model, contents.meta, recipe) as writer:
         writer.add_cards(sorted(contents.cards, key=lambda c: c.name))
+        if recipe is not None:
+            writer.add_chunks(sorted(contents.chunks, key=lambda c: (c.card, c.ordinal)))
         writer.add_queries(sorted(contents.queries, key=lambda q: q.text))
         writer.commit()
 

@@ -89,13 +89,20 @@ def model_problems(dims: object, metric: object, normalized: object) -> list[Ind
 _NOT_A_BLOB = {type(None): "NULL", int: "an integer", float: "a number", str: "text"}
 
 
+def _who(name: str, query: bool, passage: int | None) -> str:
+    if query:
+        return f"the stored vector for the query `{name}`"
+    return f"`{name}`" if passage is None else f"passage {passage} of `{name}`"
+
+
 def width_problem(
-    name: str, blob: object, dims: int, *, query: bool = False
+    name: str, blob: object, dims: int, *, query: bool = False, passage: int | None = None
 ) -> IndexProblem | None:
     """A vector that is not a blob, or a blob of another width than the model declares:
-    the index is refused."""
+    the index is refused. ``passage``: the ordinal of one of the card's passages."""
     kind = "query_blob_length" if query else "blob_length"
-    who = f"the stored vector for the query `{name}`" if query else f"`{name}`"
+    kind = kind if passage is None else "passage_blob_length"
+    who = _who(name, query, passage)
     if not isinstance(blob, bytes | bytearray | memoryview):
         found = _NOT_A_BLOB.get(type(blob), "another value")
         return IndexProblem(kind, REFUSE, f"{who} holds no vector blob (found {found})", name)
@@ -105,8 +112,13 @@ def width_problem(
     return IndexProblem(kind, REFUSE, f"{who} {what} where {dims * 4} bytes were declared", name)
 
 
-def not_unit_problem(name: str, *, query: bool = False) -> IndexProblem:
-    """A vector that is not finite and of unit length: that one card (or query) is left out."""
+def not_unit_problem(name: str, *, query: bool = False, passage: int | None = None) -> IndexProblem:
+    """A vector that is not finite and of unit length: that one card (or query, or
+    passage) is left out."""
+    if passage is not None:
+        return IndexProblem("passage_not_unit", LEAVE_OUT,
+                            f"{_who(name, False, passage)} has a stored vector that is not "
+                            "finite and unit length", name)
     if query:
         return IndexProblem("query_not_unit", LEAVE_OUT,
                             f"the stored vector for the query `{name}` is not finite and unit "
@@ -187,4 +199,62 @@ def content_problems(
         out += [not_unit_problem(n, query=query) for (n, _), ok in zip(sized, good, strict=True)
                 if not ok]
     out += [duplicate_problem(n) for n in duplicated([n for n, _ in cards])]
+    return out
+
+
+# ----------------------------------------------------------------- passages
+
+
+def recipe_problem(known: bool, rows: int) -> IndexProblem | None:
+    """An index with passages whose recipe row is missing, doubled or not one this tool
+    knows: its passages cannot be trusted, so the index is refused."""
+    if known:
+        return None
+    if rows != 1:
+        found = "no passage recipe" if rows == 0 else f"{rows} passage recipes, not one"
+        return IndexProblem("passage_recipe", REFUSE, f"the index holds passages and {found}")
+    return IndexProblem(
+        "passage_recipe", REFUSE,
+        "the index's passage recipe is not one this tool knows (its fields or its digest)",
+    )
+
+
+def offsets_problem(card: str, ordinal: int, start: object, end: object,
+                    length: int) -> IndexProblem | None:
+    """A passage whose character offsets are not a non-empty span inside the card's text."""
+    ints = all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end))
+    if ints and 0 <= start < end <= length:  # type: ignore[operator]
+        return None
+    return IndexProblem(
+        "passage_offsets", REFUSE,
+        f"passage {ordinal} of `{card}` spans characters {sql_value(start)}..{sql_value(end)}, "
+        f"outside the card's {length}-character text", card,
+    )
+
+
+def passage_problems(
+    chunks: Sequence[tuple[str, int, object]], cards: Sequence[str], dims: int
+) -> list[IndexProblem]:
+    """Every vector and coverage problem of the passages: ``chunks`` are (card, ordinal,
+    blob), ``cards`` the index's card rows. Widths and unit length by the card rules; a
+    card row without passages, and passages of no card row, by name."""
+    out: list[IndexProblem] = []
+    sized: list[tuple[str, int, bytes]] = []
+    for card, ordinal, blob in chunks:
+        wrong = width_problem(card, blob, dims, passage=ordinal)
+        if wrong:
+            out.append(wrong)
+        else:
+            sized.append((card, ordinal, bytes(blob)))  # type: ignore[arg-type]
+    good = unit_blobs([b for *_, b in sized], dims)
+    out += [not_unit_problem(c, passage=o) for (c, o, _), ok in zip(sized, good, strict=True)
+            if not ok]
+    covered = {c for c, _, _ in chunks}
+    rows = set(cards)
+    out += [IndexProblem("passages_absent", LEAVE_OUT,
+                         f"{name}: its passages are absent from the index", name)
+            for name in sorted(rows - covered)]
+    out += [IndexProblem("passages_orphan", LEAVE_OUT,
+                         f"{name}: passages in the index and no card row for them", name)
+            for name in sorted(covered - rows)]
     return out

@@ -18,7 +18,10 @@ from producer.index_checks import (
     absent_message,
     content_problems,
     model_problems,
+    offsets_problem,
     orphan_message,
+    passage_problems,
+    recipe_problem,
     schema_problem,
     stale_message,
 )
@@ -37,6 +40,7 @@ class VerifyReport:
     index: str
     cards: int = 0
     queries: int = 0
+    passages: int | None = None  # None: the index holds no passages
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -49,6 +53,7 @@ class VerifyReport:
             "clean": self.clean,
             "cards": self.cards,
             "queries": self.queries,
+            **({} if self.passages is None else {"passages": self.passages}),
             "problems": [asdict(p) for p in self.problems],
         }
 
@@ -124,13 +129,39 @@ def verify(vault_dir: str | os.PathLike[str], index_path: str | os.PathLike[str]
         [(q.text, q.embedding) for q in contents.queries],
         model.dimensions,
     ))
+    if contents.recipe is not None:
+        report.passages = len(contents.chunks)
+        problems.extend(_problem(p) for p in _passage_checks(contents, vault, model.dimensions))
     return report
+
+
+def _passage_checks(contents, vault, dims: int) -> list[IndexProblem]:  # noqa: ANN001
+    """The chunk table: a known recipe, every card covered, offsets inside the (unchanged)
+    card's text, vectors of the model's width, finite and unit."""
+    out: list[IndexProblem] = []
+    found = recipe_problem(contents.recipe.known, contents.recipe.rows)
+    if found:
+        out.append(found)
+    out += passage_problems(
+        [(c.card, c.ordinal, c.embedding) for c in contents.chunks],
+        [c.name for c in contents.cards],
+        dims,
+    )
+    hashes = {c.name: c.content_hash for c in contents.cards}
+    for chunk in contents.chunks:
+        card = vault.by_name.get(chunk.card)
+        if card is None or hashes.get(chunk.card) != card.content_hash:
+            continue  # orphan or stale: reported above; its old text is not at hand
+        found = offsets_problem(chunk.card, chunk.ordinal, chunk.start, chunk.end, len(card.text))
+        if found:
+            out.append(found)
+    return out
 
 
 def inspect(index_path: str | os.PathLike[str]) -> dict[str, object]:
     """What the index records about itself (never a credential: it holds none)."""
     c = read_index(index_path)
-    return {
+    info: dict[str, object] = {
         "schema": c.meta.schema_version,
         "vault": c.meta.vault,
         "built_at": c.meta.built_at,
@@ -142,6 +173,27 @@ def inspect(index_path: str | os.PathLike[str]) -> dict[str, object]:
         "normalized": bool(c.model.normalized),
         "cards": len(c.cards),
         "queries": [q.text for q in c.queries],
+    }
+    if c.recipe is not None:  # an index without passages reads as it always did
+        info["passages"] = _passages_summary(c)
+    return info
+
+
+def _passages_summary(c) -> dict[str, object]:  # noqa: ANN001
+    """The chunk table in brief: the recipe, how many passages, per card mean and max."""
+    per_card: dict[str, int] = {}
+    for row in c.chunks:
+        per_card[row.card] = per_card.get(row.card, 0) + 1
+    stored = c.recipe
+    recipe = stored.recipe.to_json() if stored.recipe is not None else None
+    return {
+        "recipe": recipe,
+        "recipe_known": stored.known,
+        "digest": stored.digest,
+        "count": len(c.chunks),
+        "cards": len(per_card),
+        "per_card_mean": round(len(c.chunks) / len(per_card), 2) if per_card else 0,
+        "per_card_max": max(per_card.values(), default=0),
     }
 
 
@@ -162,6 +214,21 @@ def format_inspect(info: dict[str, object]) -> str:
         ("cards", info["cards"]),
         ("queries", len(info["queries"])),  # type: ignore[arg-type]
     ]
+    passages = info.get("passages")
+    if isinstance(passages, dict):
+        recipe = passages["recipe"] or {}
+        rows.append((
+            "passages",
+            f"{passages['count']} over {passages['cards']} cards (mean "
+            f"{passages['per_card_mean']}, max {passages['per_card_max']} per card)",
+        ))
+        rows.append((
+            "recipe",
+            f"window {recipe.get('window')} tokens, overlap {recipe.get('overlap')}, title "
+            f"{'prefixed' if recipe.get('title_prefix') else 'not prefixed'}, at most "
+            f"{recipe.get('max_per_card')} per card, breaks {recipe.get('breaks')}"
+            + ("" if passages["recipe_known"] else " (not a recipe this tool knows)"),
+        ))
     lines = [f"{label:<{LABEL_WIDTH}}{value}" for label, value in rows]
     lines += [" " * LABEL_WIDTH + str(q) for q in info["queries"]]  # type: ignore[union-attr]
     return "\n".join(lines)

@@ -25,6 +25,7 @@ OUT = ROOT / "screenshots"
 sys.path.insert(0, str(ROOT))
 
 from tests.ui import test_jobs_snapshots as jobs  # noqa: E402
+from tests.ui import test_labels_snapshots as labels  # noqa: E402
 from tests.ui import test_snapshots as main  # noqa: E402
 from tests.ui.conftest import copy_vault, new_app  # noqa: E402
 
@@ -37,6 +38,9 @@ STATES: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
     "build-finished": (jobs.test_build_finished, {}),
     "verify-result": (jobs.test_verify_with_problems, {}),
     "configure-index": (jobs.test_configure_index_confirmation, {}),
+    "labelled-query": (labels.test_labelled_query_with_marks_and_metrics, {}),
+    "labelled-queries": (labels.test_labelled_queries_screen, {}),
+    "tune-result": (labels.test_tune_result, {}),
     "help": (main.test_help, {}),
 }
 

@@ -70,3 +70,23 @@ def test_a_link_target_spanning_lines_is_listed_on_one_cut_line(tmp_path):
     assert tail == "  ls.1 -> [[.B \\-\\-color [= .I WHEN ] colorize the output; colorize the…]]\n"
     # Only the display is cut: the link keeps its whole target, as hql parses it.
     assert load_vault(tmp_path).cards[0].links[0].target == target.strip()
+
+
+def test_list_reads_through_the_parse_cache_and_a_warm_listing_is_the_same(tmp_path):
+    import os
+    import shutil
+
+    from producer.parse_cache import cache_file
+
+    vault = tmp_path / "mini"
+    shutil.copytree(REPO / "fixtures" / "mini", vault)
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "xdg"))
+
+    def listing() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "hqltui.cli", str(vault), "--list"],
+                              cwd=REPO, capture_output=True, text=True, timeout=60, env=env)
+
+    cold = listing()
+    written = cache_file(vault, "parse", tmp_path / "xdg" / "hql-tui" / "parse")
+    assert cold.returncode == 0 and written.exists()
+    assert listing().stdout == cold.stdout

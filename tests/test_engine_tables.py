@@ -258,3 +258,11 @@ def test_several_catalogs_refuse_naming_them_and_a_set_one_chooses(tmp_path, fak
     assert info.value.refusal.fix == 'set catalog = "<one of default, f1>" in [engine]'
     assert choose_catalog(["default", "f1"], settings.with_catalog("f1")) == "f1"
     assert choose_catalog(["f1"], settings) == "f1"
+
+
+def test_a_catalog_setting_changed_after_a_discovery_is_checked_again(tmp_path, fake, env):
+    root, _ = _docs_vault(tmp_path, fake, catalog="f1")
+    assert run("search", root, env, text=birds_queries()[0]).ok  # discovered: f1 (cached)
+    (root / "hql.toml").write_text((root / "hql.toml").read_text() + 'catalog = "default"\n')
+    with pytest.raises(EngineRefused, match="catalog = default, but"):
+        run("search", root, env, text=birds_queries()[0])

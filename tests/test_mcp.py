@@ -21,6 +21,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from hqltui.cli import main
 from hqltui.core.agent import SEARCH_MODES, SNIPPET_CHARS
+from hqltui.core.arms import DEFAULT_FUSION
 from hqltui.core.results import MODES
 from producer.wording import with_fix
 
@@ -114,8 +115,8 @@ async def test_search_finds_a_group_by_meaning_with_provenance(birds: Path, grou
         assert hit["path"] == f"{hit['name']}.hmd" and hit["title"]
         assert 0 < len(hit["snippet"]) <= SNIPPET_CHARS
     fused = hybrid["arms"]["hybrid"]
-    assert fused["retrieval"]["fusion"] == "adaptive"  # the default, with this query's alpha
-    assert fused["retrieval"]["alpha"] is not None and fused["retrieval"]["signals"]
+    assert fused["retrieval"]["fusion"] == DEFAULT_FUSION.method  # what the app shows
+    assert fused["retrieval"]["fusion_config"] and fused["retrieval"]["alpha"] is not None
     assert [a["arm"] for a in fused["retrieval"]["arms"]] == ["bm25", "semantic"]
     assert all(set(h["arms"]) == {"bm25", "semantic"} for h in fused["hits"])
 

@@ -29,17 +29,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hqltui.commands.common import USAGE, Parser, UsageError, refuse, run_command
-from hqltui.core.arms import ARMS, HYBRID, LEXICAL_ARMS, SEMANTIC_ARMS
 from hqltui.core.evaluation import (
     DEPTH,
     LabelledQuery,
     QueriesError,
+    Report,
     Tally,
+    evaluate,
     read_queries,
     reciprocal_rank,
 )
@@ -68,93 +68,8 @@ def fusion_entries(raw: list[str], base: FusionConfig) -> list[FusionConfig]:
     return out
 
 
-@dataclass
-class Report:
-    arms: list[str]
-    overall: dict[str, Tally] = field(default_factory=dict)
-    by_kind: dict[str, dict[str, Tally]] = field(default_factory=dict)
-    per_query: list[dict[str, Any]] = field(default_factory=list)
-    fused: dict[str, tuple[str, str]] = field(default_factory=dict)  # hybrid row -> its arms
-
-    def ratio(self, row: str, tallies: dict[str, Tally]) -> float | None:
-        """A hybrid row's MRR@10 over the better MRR@10 of the arms it fuses."""
-        if row not in self.fused:
-            return None
-        better = max(tallies[a].row()["mrr@10"] for a in self.fused[row])
-        mine = tallies[row].row()["mrr@10"]
-        return mine / better if better > 0 else (1.0 if mine == 0 else float("inf"))
-
-    def lost(self, row: str) -> list[dict[str, Any]]:
-        """Queries where ``row`` ranked its first relevant card below the better arm of
-        that query's kind (by reciprocal rank in the top 10)."""
-        out = []
-        for detail in self.per_query:
-            tallies = self.by_kind[detail["kind"]]
-            better = max(self.fused[row], key=lambda a: (tallies[a].row()["mrr@10"], a))
-            mine, theirs = _rr(detail["arms"][row]), _rr(detail["arms"][better])
-            if mine < theirs:
-                out.append({"text": detail["text"], "kind": detail["kind"], "arm": better,
-                            "rank": detail["arms"][row].get("first_relevant"),
-                            "arm_rank": detail["arms"][better].get("first_relevant")})
-        return out
-
-
-def _rr(arm: dict[str, Any]) -> float:
-    first = arm.get("first_relevant")
-    return 1.0 / first if first and first <= DEPTH else 0.0
-
-
 __all__ = ["DEPTH", "GRID", "LabelledQuery", "QueriesError", "Report", "Tally", "evaluate",
            "read_queries", "reciprocal_rank"]
-
-
-def evaluate(
-    session: Any,
-    queries: list[LabelledQuery],
-    *,
-    live: bool = False,
-    fusions: list[FusionConfig] = (),  # type: ignore[assignment]
-) -> Report:
-    default = session.search.lexical
-    others = [a for a in LEXICAL_ARMS if a != default]
-    semantic = SEMANTIC_ARMS[0]
-    config = session.search.fusion_config()
-    rows: dict[str, tuple[str, FusionConfig]] = {HYBRID: (default, config)}
-    rows.update({f"{HYBRID}:lexical={lex}": (lex, config) for lex in others})
-    rows.update({f"{HYBRID}:{f.label()}": (default, f) for f in fusions})
-    arms = [*ARMS, *rows]
-    report = Report(arms, {a: Tally() for a in arms},
-                    fused={row: (lex, semantic) for row, (lex, _) in rows.items()})
-    for q in queries:
-        rankings: dict[str, Any] = {}
-        windows: dict[str, Any] = {}
-        for lex in (default, *others):  # each lexical arm and semantic are scored once
-            windows[lex] = session.arm_windows(q.text, lexical=lex, limit=DEPTH, live=live)
-            for arm, scored in windows[lex].items():
-                rankings.setdefault(arm, session.ranking_of(scored, DEPTH))
-        for row, (lex, fusion) in rows.items():
-            rankings[row] = session.fuse(q.text, list(windows[lex].values()), DEPTH, fusion)
-        detail: dict[str, Any] = {"text": q.text, "kind": q.kind, "arms": {}}
-        for arm in arms:
-            ranking = rankings[arm]
-            ranked = None if ranking.refusal is not None else ranking.names()
-            report.overall[arm].add(ranked, q)
-            report.by_kind.setdefault(q.kind, {a: Tally() for a in arms})[arm].add(ranked, q)
-            detail["arms"][arm] = (
-                {"refusal": ranking.refusal.message}
-                if ranked is None
-                else {
-                    "top": ranked[:5],
-                    "first_relevant": next(
-                        (i for i, n in enumerate(ranked, start=1) if n in q.relevant), None
-                    ),
-                }
-            )
-            if arm in report.fused and ranking.retrieval is not None:
-                if ranking.retrieval.alpha is not None and ranking.retrieval.signals:
-                    detail["arms"][arm]["alpha"] = ranking.retrieval.alpha
-        report.per_query.append(detail)
-    return report
 
 
 COLUMNS = ("hit@1", "hit@5", "mrr@10", "recall@10", "decoys@5")

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from hqltui.core.config import AppConfig, load_config
 from hqltui.core.oneline import link_target
+from producer.parse_cache import ParseCache
 from producer.terminal import shown
-from producer.vault import load_vault
+from producer.vault import load_vault, vault_problem
 
 
 def _table(rows: list[tuple[str, ...]]) -> list[str]:
@@ -42,7 +44,9 @@ def index_line(root: str, config: AppConfig) -> str:
 
 def list_vault(root: str) -> int:
     try:
-        vault = load_vault(root)
+        # Through the parse cache, as the app and `query` read a vault: warm on a second look.
+        cache = None if vault_problem(root) else ParseCache(Path(root))
+        vault = load_vault(root, cache=cache)
     except (NotADirectoryError, FileNotFoundError) as exc:
         print(f"hql-tui: {shown(exc)}", file=sys.stderr)
         return 1

@@ -47,6 +47,8 @@ def _provenance(ranking: Any) -> str:
     parts = [f"{r.model} {r.revision}", r.metric, "approximate" if r.approximate else "exact"]
     if r.query_vector_source and r.arm != "hybrid" and r.query_vector_source != "text":
         parts.append(f"query vector: {r.query_vector_source}")
+    if r.passages:
+        parts.append(passages_label(r.passages))
     if r.fusion:
         from hqltui.core.hybrid import fusion_summary
 
@@ -78,6 +80,8 @@ def render_text(arms: dict[str, Any], session: Any, out: list[str]) -> None:
                         for arm, a in h.arms.items()
                     )
                 out.append(line)
+                if h.passage is not None and name != "hybrid":
+                    out.append(f"       {shown(passage_line(session, h))}")
             if ranking.total > len(ranking.hits):
                 what = "in either window" if name == HYBRID else "with a score above 0"
                 out.append(f"  ({len(ranking.hits)} of {ranking.total} {what})")
@@ -86,6 +90,25 @@ def render_text(arms: dict[str, Any], session: Any, out: list[str]) -> None:
     if warnings:
         out.append("warnings:")
         out.extend(f"  [{w.kind}] {shown(w.message)}" for w in warnings)
+
+
+SNIPPET_CHARS = 90
+
+
+def passages_label(recipe: Any) -> str:
+    """``best of N passages (window W, overlap O tokens)``: the passage mode's provenance."""
+    return (f"best of {recipe['count']} passages (window {recipe['window']}, overlap "
+            f"{recipe['overlap']} tokens)")
+
+
+def passage_line(session: Any, hit: Any) -> str:
+    """``passage N: <its text on one line>``: what answered a semantic hit."""
+    from hqltui.core.oneline import one_line
+
+    p = hit.passage
+    text = session.card(hit.card).text[p.start : p.end]
+    which = "card vector" if p.ordinal is None else f"passage {p.ordinal}"
+    return f"{which} [{p.start}:{p.end}]: {one_line(text, SNIPPET_CHARS)}"
 
 
 def _fused_lexical(ranking: Any) -> str:

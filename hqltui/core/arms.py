@@ -11,6 +11,11 @@ these registries; adding an arm is one entry here (and its test).
   read, so an arm may refine only what can decide it).
 * The **semantic** arm scores with the vault's embedding index; the session does
   that (the index, the query vector and its provenance belong to the session).
+  Where the index holds passages it scores each card by its best passage
+  (``hqltui.core.passages``): a mode of this one arm, not a second arm, so
+  hybrid fuses one semantic ranking and every ranking goes through the one
+  rank order; ``Session.card_level()`` turns the mode off (``eval`` reports
+  both, ``semantic`` and ``semantic[cards]``).
 * **hybrid** fuses one lexical arm with the semantic arm by a fusion method
   named in ``FUSIONS`` (``rrf``, ``convex``, ``adaptive``: ``hqltui.core.fusion``);
   ``DEFAULT_FUSION`` is the one chosen by measurement (README, "Choosing the

@@ -4,7 +4,8 @@
 (which owns ``[semantics]``, the file's own refusals and the wording shared by
 all tables) and adds these two tables to what it returns, an ``AppConfig``. A
 broken table is refused alone: its message lands in ``errors`` under its name.
-``[search] lexical`` accepts the lexical arms of ``hqltui.core.arms``.
+``[search] lexical`` accepts the lexical arms of ``hqltui.core.arms``; ``[search]
+labels`` names the labels file (``hqltui.core.labels``), kept inside the vault.
 
 ``[engine]`` is checked here and only here: a known provider, a ``database``,
 ``table``, ``catalog``, ``schema`` and every ``*_column`` plain identifiers, a
@@ -31,9 +32,11 @@ from hqltui.core.fusion import (
     check_adaptive,
     check_alpha,
 )
+from hqltui.core.labels import DEFAULT_LABELS
 from producer.config import (
     Config,
     ConfigError,
+    check_inside_path,
     known_keys,
     number_value,
     open_table,
@@ -99,6 +102,7 @@ class SearchConfig:
     weights: Weights = field(default_factory=Weights)
     window: int = 50
     limit: int = 20
+    labels: str = DEFAULT_LABELS  # the labels file, relative to the vault root
     fusion: str = DEFAULT_FUSION.method
     alpha: float = DEFAULT_FUSION.alpha
     norm: str = DEFAULT_FUSION.norm
@@ -239,11 +243,21 @@ def search_table(table: Any, file: Path) -> SearchConfig:
         weights=weights,
         window=positive_int(table, "window", where) or default.window,
         limit=positive_int(table, "limit", where) or default.limit,
+        labels=_labels(table, file, where),
         fusion=method,
         alpha=alpha,
         norm=norm,
         adaptive=adaptive,
     )
+
+
+def _labels(table: Any, file: Path, where: str) -> str:
+    """``[search] labels``: the labels file, inside the vault by the index's rules."""
+    named = string_value(table, "labels", where)
+    if named is None:
+        return DEFAULT_LABELS
+    return check_inside_path(file.parent, named, file, table="search", key="labels",
+                             example=DEFAULT_LABELS)
 
 
 def _alpha(value: float, key: str, where: str) -> float:

@@ -19,6 +19,7 @@ The laws (RFC 0048), for every method:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -27,6 +28,7 @@ from hqltui.core.fusion import FusionConfig, QueryStats, fuse_windows
 from hqltui.core.ranking import (
     ArmScore,
     Hit,
+    Passage,
     Ranking,
     Refusal,
     Retrieval,
@@ -58,6 +60,8 @@ class ArmScores:
     refusal: Refusal | None = None
     top: np.ndarray | None = None
     total: int | None = None
+    # semantic with passages: the answering passage of each card scored exactly
+    passages: Mapping[int, Passage] | None = None
 
     def ranked(self, cut: int) -> np.ndarray:
         """Positions of the best ``cut`` cards, in rank order."""

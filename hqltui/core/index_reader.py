@@ -14,7 +14,9 @@ failure with a message and the command that fixes it:
 6. ``model`` names no model (or more than one); 7. dimensions outside 1..8192;
 8. ``normalized = 0``; 9. a metric other than ``cosine``;
 10. the ``card`` table cannot be walked; 11. any card blob is not
-    ``dimensions * 4`` bytes.
+    ``dimensions * 4`` bytes; 12. with a ``chunk`` table (passages): its recipe
+    row is missing, doubled or unknown, or a passage blob is not
+    ``dimensions * 4`` bytes (``hqltui.core.passages``).
 
 Checks 4 and 6-11 are ``producer.index_checks`` problems of severity ``REFUSE``;
 the vectors that fail the unit-length check are its ``LEAVE_OUT`` problems.
@@ -40,6 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hqltui.core.passages import PassageIndex, read_passages
 from hqltui.core.ranking import Refusal, Warning
 from producer.config import Config
 from producer.index import (
@@ -110,6 +113,8 @@ class SemanticIndex:
     # Stored query vectors that are not finite and unit length: never used.
     invalid_queries: tuple[str, ...] = ()
     names: tuple[str, ...] = ()  # the vault's card names, in matrix row order
+    # The chunk table, when the index holds passages: the arm then scores by best passage.
+    passages: PassageIndex | None = None
 
     @property
     def excluded(self) -> np.ndarray:
@@ -154,10 +159,41 @@ class SemanticIndex:
                 f"{not_unit_problem(text, query=True).message}, so it is not used "
                 f"(rebuild: {BUILD})",
             ))
+        if self.passages is not None:
+            out += self._passage_warnings(self.passages)
         if self.orphan_names:
             out.append(Warning("orphan", f"{orphan_message(self.orphan_names)} (rebuild: {BUILD})",
                                self.orphan_names))
         return tuple(out)
+
+
+    @staticmethod
+    def _passage_warnings(passages: PassageIndex) -> list[Warning]:
+        """A card's stale text covers its passages (warned once, as the card); cards with
+        no passage are counted; bad passage vectors are named. Passage orphans join the
+        card orphans (``orphan_names``)."""
+        out = []
+        if passages.uncovered_names:
+            out.append(_counted(
+                "absent", passages.uncovered_names,
+                ("1 card has", "{n} cards have"),
+                "no passages in the index, so the semantic arm scores them by their card "
+                "vector alone",
+            ))
+        for card, ordinal in passages.invalid:
+            problem = not_unit_problem(card, passage=ordinal)
+            out.append(Warning(
+                "index",
+                f"{problem.message}, so it is left out of semantic and hybrid (rebuild: {BUILD})",
+                (card,),
+            ))
+        return out
+
+
+def _counted(kind: str, names: tuple[str, ...], nouns: tuple[str, str], rest: str) -> Warning:
+    """One warning for many cards: "1 card is …" / "3 cards are …", then the rebuild."""
+    noun = nouns[0] if len(names) == 1 else nouns[1].format(n=len(names))
+    return Warning(kind, f"{noun} {rest} (rebuild: {BUILD})", names)
 
 
 def open_index(vault: Vault, config: Config) -> SemanticIndex | Refusal:
@@ -191,17 +227,21 @@ def open_index(vault: Vault, config: Config) -> SemanticIndex | Refusal:
             f"move it aside (the app's F7 offers to rename it), then {fix}",
         )
     try:
-        conn = connect_readonly(file)
+        conn = connect_readonly(file, shared=True)
     except IndexBusy as exc:  # waited for the lock already: say who holds it, not "build"
         return Refusal(f"the index `{display}` {str(exc).split(': ', 1)[-1]}", exc.fix or fix)
     except StoreError as exc:
         return Refusal(f"the index `{display}` cannot be read ({_reason(exc)}): build it", fix)
+    result: SemanticIndex | Refusal | None = None
     try:
-        return _read(conn, vault, config, display, fix)
+        result = _read(conn, vault, config, display, fix)
+        return result
     except sqlite3.DatabaseError as exc:  # e.g. corruption found part-way
         return Refusal(f"the index `{display}` cannot be read ({exc}): build it", fix)
     finally:
-        conn.close()
+        held = isinstance(result, SemanticIndex) and result.passages is not None
+        if not (held and result.passages.source is not None):  # type: ignore[union-attr]
+            conn.close()  # float16-held passages keep it: their float32 rows are read later
 
 
 def _reason(exc: StoreError) -> str:
@@ -296,6 +336,11 @@ def _read(
         matrix[at] = vectors if keep.all() else vectors[keep]  # no second copy when all good
         present[at] = True
     stale &= present
+    passages = read_passages(conn, dims, position, present, names)
+    if isinstance(passages, str):
+        return Refusal(passages, fix)
+    if passages is not None:
+        orphans |= {n for n in passages.orphans if n not in position}
     return SemanticIndex(
         path=display,
         model=str(model_id),
@@ -319,5 +364,6 @@ def _read(
         duplicate_names=tuple(sorted(names[i] for i in doubled)),
         invalid_queries=tuple(bad_queries),
         names=tuple(names),
+        passages=passages,
     )
 

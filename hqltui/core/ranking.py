@@ -76,6 +76,7 @@ __all__ = [
     "ArmScore",
     "arm_failure",
     "Hit",
+    "Passage",
     "Ranking",
     "Refusal",
     "Retrieval",
@@ -149,6 +150,8 @@ class Retrieval:
     # An engine arm's evidence: the index that served it (or none: a full scan), the
     # statement, the engine's warning, execution time and query run id.
     engine: Mapping[str, Any] | None = None
+    # semantic scoring cards by their best passage: the recipe, its digest, the count
+    passages: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -161,6 +164,8 @@ class Retrieval:
             "approximate": self.approximate,
             "query_vector_source": self.query_vector_source,
         }
+        if self.passages is not None:
+            out["passages"] = dict(self.passages)
         if self.fusion is not None:
             out["fusion"] = self.fusion
             out["fusion_config"] = self.fusion_config
@@ -176,6 +181,21 @@ class Retrieval:
         return out
 
 
+@dataclass(frozen=True)
+class Passage:
+    """The passage that answered for a card (semantic with passages): character offsets
+    into the card's text (``text[start:end]``). ``ordinal`` is its number in the card, or
+    None when the card's own vector scored best (the span is then the card's beginning,
+    its first passage's, which that vector reads)."""
+
+    ordinal: int | None
+    start: int
+    end: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ordinal": self.ordinal, "start": self.start, "end": self.end}
+
+
 class ArmScore(NamedTuple):
     rank: int
     score: float
@@ -188,9 +208,12 @@ class Hit:
     rank: int
     arms: Mapping[str, ArmScore | None] = field(default_factory=dict)
     contributions: Mapping[str, float] = field(default_factory=dict)  # hybrid: arm -> part
+    passage: Passage | None = None  # semantic with passages (and hybrid): what answered
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"card": self.card, "score": self.score, "rank": self.rank}
+        if self.passage is not None:
+            out["passage"] = self.passage.to_json()
         if self.arms:
             out["arms"] = {
                 name: None if a is None else {"rank": a.rank, "score": a.score}

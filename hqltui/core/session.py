@@ -82,7 +82,9 @@ from hqltui.core.hybrid import ArmScores
 from hqltui.core.index_reader import SemanticIndex, open_index
 from hqltui.core.lexical import DocFreq
 from hqltui.core.oneline import link_target
+from hqltui.core.passages import best_passage_scores
 from hqltui.core.ranking import (
+    Hit,
     Ranking,
     Refusal,
     Retrieval,
@@ -200,6 +202,8 @@ class Session:
     names: tuple[str, ...] = ()
     _position: dict[str, int] = field(default_factory=dict)
     doc_freq: DocFreq | None = None  # the adaptive fusion's IDF signal; None if counts failed
+    # Score by best passage when the index holds passages (False: card vectors only).
+    use_passages: bool = True
 
     # ------------------------------------------------------------------ loading
 
@@ -257,6 +261,16 @@ class Session:
         }
         doc_freq = _guarded("hybrid", "cannot count terms", lambda: DocFreq(counts))
         return built, None if isinstance(doc_freq, Refusal) else doc_freq
+
+    def card_level(self) -> Session:
+        """This snapshot with the semantic arm on card vectors alone, even where the
+        index holds passages (``eval`` compares the two)."""
+        return replace(self, use_passages=False)
+
+    @property
+    def scores_passages(self) -> bool:
+        """Does the semantic arm score cards by their best passage?"""
+        return self.use_passages and self.index is not None and self.index.passages is not None
 
     def reload(self) -> Session:
         return Session.load(
@@ -391,6 +405,7 @@ class Session:
         assert ix is not None
         warnings = ix.warnings()
         qv = query_vector(ix, self.vault, self.config, text, live=live, embedders=self.embedders)
+        passages = ix.passages if self.use_passages else None
         retrieval = Retrieval(
             arm="semantic",
             query=text,
@@ -400,10 +415,14 @@ class Session:
             metric=ix.metric,
             approximate=False,
             query_vector_source=qv.source,
+            passages=None if passages is None else passages.retrieval(),
         )
         warnings = warnings + qv.warnings
         if qv.refusal is not None or qv.vector is None:
             return ArmScores("semantic", None, retrieval, warnings, qv.refusal)
+        if passages is not None:
+            scores, best = best_passage_scores(ix.matrix, ix.present, passages, qv.vector, cut)
+            return ArmScores("semantic", scores, retrieval, warnings, passages=best)
         return ArmScores("semantic", semantic_scores(ix, qv.vector, cut), retrieval, warnings)
 
     def ranking_of(self, scored: ArmScores, limit: int | None) -> Ranking:
@@ -414,9 +433,29 @@ class Session:
             )
         if scored.top is not None and limit is not None and scored.total is not None:
             hits = hits_at(scored.ranked(limit), scored.scores, self.names)
+            hits = self._with_passages(hits, scored)
             return Ranking(hits, scored.retrieval, scored.warnings, None, scored.total)
         hits, total = rank(scored.scores, self.names, limit)
-        return Ranking(hits, scored.retrieval, scored.warnings, None, total)
+        return Ranking(
+            self._with_passages(hits, scored), scored.retrieval, scored.warnings, None, total
+        )
+
+    def _with_passages(self, hits: tuple[Hit, ...], *scored: ArmScores) -> tuple[Hit, ...]:
+        """Each hit with the passage that answered for it, where an arm scored passages
+        (for hybrid: only where that arm selected the card)."""
+        found = [s for s in scored if s.passages]
+        if not found:
+            return hits
+        out = []
+        for hit in hits:
+            at = self._position[hit.card]
+            passage = next(
+                (s.passages[at] for s in found if at in s.passages  # type: ignore[index,operator]
+                 and (not hit.arms or hit.arms.get(s.arm) is not None)),
+                None,
+            )
+            out.append(replace(hit, passage=passage) if passage is not None else hit)
+        return tuple(out)
 
     @staticmethod
     def _ranked(scored: ArmScores, cut: int) -> ArmScores:
@@ -502,7 +541,7 @@ class Session:
         stats = QueryStats(text, 0, {})  # no counts: the query's shape only
         if self.doc_freq is not None:
             stats = QueryStats(text, self.doc_freq.size, self.doc_freq.of(text))
-        return arms.fuse(
+        fused = arms.fuse(
             scored,
             self.names,
             query=text,
@@ -512,6 +551,7 @@ class Session:
             exclude=None if self.index is None else self.index.excluded,
             stats=stats,
         )
+        return replace(fused, hits=self._with_passages(fused.hits, *scored))
 
     def scores(self, text: str, arm: str, *, live: bool = False) -> np.ndarray | Refusal:
         """Every card's score for one single arm (aligned with ``names``), exact everywhere."""

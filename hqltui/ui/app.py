@@ -26,17 +26,21 @@ from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
 from hqltui.core.arms import DEFAULT_LEXICAL, FUSIONS, LEXICAL_ARMS, LEXICAL_CHOICES
-from hqltui.ui import editor, engine_views, messages, views
+from hqltui.core.labels import load_labels, pending_of, vault_labels
+from hqltui.ui import editor, engine_views, labelled_views, messages, views
 from hqltui.ui.commands import HqlCommands
 from hqltui.ui.controllers.engine import EngineController
 from hqltui.ui.controllers.jobs import JobsController
+from hqltui.ui.controllers.labels import LabelsController
 from hqltui.ui.controllers.query import QueryController
 from hqltui.ui.controllers.session import SessionController, SessionFactory
 from hqltui.ui.keys import BINDINGS, user_keys
 from hqltui.ui.marks import Marks
 from hqltui.ui.palette import Palette
 from hqltui.ui.screens.card import CardScreen
+from hqltui.ui.screens.confirm import ConfirmScreen
 from hqltui.ui.screens.help import HelpScreen, every_table, help_tables
+from hqltui.ui.screens.labelled import LabelledScreen
 from hqltui.ui.screens.main import MainScreen
 from hqltui.ui.screens.warnings import WarningsScreen
 from hqltui.ui.state import ScreenState, default_arm, loaded, with_answer
@@ -102,6 +106,7 @@ class HqlApp(App[int]):
         self.jobs, self.job_factories, self.last_job_events = (jobs.jobs, jobs.factories,
                                                                jobs.last_events)
         self.running_jobs, self.show_job_event = jobs.running, jobs.show_event
+        self.labels_ctl = LabelsController()
         self._arm_initialised = False
 
     # The state on screen, as tests and the benchmarks read it.
@@ -181,6 +186,8 @@ class HqlApp(App[int]):
             return  # shutting down: the screen's widgets are already being pruned
         first = self.state.session is None
         self.state = loaded(self.state, message.session)
+        self.state = replace(self.state,
+                             labels=vault_labels(message.session.config, self.state.labels))
         if not self._arm_initialised:  # [search] lexical, until F2 or the palette switch
             self._arm_initialised = True
             self.set_reactive(HqlApp.lexical, default_arm(message.session))
@@ -262,6 +269,10 @@ class HqlApp(App[int]):
         state = with_answer(self.state, generation, text, arm, answer, partial)
         if state is None:
             return  # an older answer than the one on screen: never shown
+        labels = state.labels
+        if labels is not None and labels.error is None and labels.changed_on_disk():
+            # Edited in another window: the marks and metrics follow the file.
+            state = replace(state, labels=load_labels(labels.path, pending_of(labels)))
         self.state = state
         self._paint()
         if not partial:
@@ -315,6 +326,161 @@ class HqlApp(App[int]):
         if not same:
             self.main.select(name, source)
             self.main.show_detail(views.detail_pane(self.state, self.palette))
+
+    # ------------------------------------------------------------- labelling
+
+    def action_label(self, what: str) -> None:
+        """Toggle the selected card relevant / a decoy for the query, or cycle its kind."""
+        done = self.labels_ctl.label(self.state.labels, self.state.labelled_text,
+                                     self.state.selected, what)
+        self._labelled(done)
+
+    def action_label_undo(self) -> None:
+        self._labelled(self.labels_ctl.undo_last(self.state.labels))
+
+    def _labelled(self, done: Any) -> None:
+        if done.labels is not None:
+            self.state = replace(self.state, labels=done.labels)
+            self._paint()
+        self.notify(done.notice, severity=done.severity,
+                    timeout=8 if done.severity == "error" else 3)
+
+    def action_labelled(self) -> None:
+        """The labelled-queries screen, scored in a worker on the session on screen."""
+        if isinstance(self.screen, LabelledScreen):
+            return
+        session, labels = self.state.session, self.state.labels
+        if session is None or labels is None:
+            self.notify("the vault is not loaded yet", severity="warning", timeout=3)
+            return
+        if labels.error:
+            self.notify(labels.error, severity="error", timeout=8)
+            return
+        queries = labels.labelled()
+        if not queries:
+            self.notify(f"no labelled queries yet in {labels.path.name}: mark a relevant card "
+                        f"for a query with {self.keys.hint('main.label-relevant')}",
+                        severity="warning", timeout=5)
+            return
+        title, waiting = views.labelled_title(labels, len(queries), self.palette)
+        self.push_screen(LabelledScreen(title, waiting), self._labelled_closed)
+        lexical = session.search.lexical
+
+        def score() -> None:
+            from textual.worker import get_current_worker
+
+            from hqltui.core.evaluation import evaluate
+
+            worker = get_current_worker()
+            report = evaluate(session, queries, cancelled=lambda: worker.is_cancelled)
+            if not worker.is_cancelled:
+                self.post_message(messages.LabelsScored(report, lexical))
+
+        self.run_worker(score, name="labelled queries", group="labels", exclusive=True,
+                        thread=True, exit_on_error=False)
+
+    def on_labels_scored(self, message: messages.LabelsScored) -> None:
+        if isinstance(self.screen, LabelledScreen):
+            self.screen.show_report(message.report, message.lexical, self.palette)
+
+    # ------------------------------------------------------------------ tune
+
+    def action_tune_labels(self) -> None:
+        """``tune`` on the labels as a job: progress on the labelled-queries screen,
+        cancellable, its table at the end; writing ``[search]`` is asked for apart."""
+        from hqltui.core.tune import TooFewQueries, fold_count
+
+        screen, session, labels = self.screen, self.state.session, self.state.labels
+        if not isinstance(screen, LabelledScreen) or session is None or labels is None:
+            return
+        if any(w.group == "tune" and not w.is_finished for w in self.workers):
+            self.notify("tune is already running", severity="warning", timeout=3)
+            return
+        queries = labels.labelled()
+        try:
+            fold_count(queries, None)
+        except TooFewQueries as exc:
+            screen.show_tune(Text(f"tune: {exc}", style=self.palette.error))
+            return
+        self.tune_result = None
+        cancel = self.keys.hint("labelled.tune-cancel")
+        screen.show_tune(labelled_views.tune_progress(0, 1, cancel, self.palette))
+
+        def run() -> None:
+            from textual.worker import get_current_worker
+
+            from hqltui.core.tune import tune
+
+            worker = get_current_worker()
+            result = tune(session, queries,
+                          progress=lambda d, t: self.post_message(messages.TuneProgress(d, t)),
+                          cancelled=lambda: worker.is_cancelled)
+            self.post_message(messages.TuneDone(result))
+
+        self.run_worker(run, name="tune", group="tune", exclusive=True, thread=True,
+                        exit_on_error=False)
+
+    def on_tune_progress(self, message: messages.TuneProgress) -> None:
+        if isinstance(self.screen, LabelledScreen):
+            cancel = self.keys.hint("labelled.tune-cancel")
+            self.screen.show_tune(labelled_views.tune_progress(message.done, message.total,
+                                                               cancel, self.palette))
+
+    def on_tune_done(self, message: messages.TuneDone) -> None:
+        self.tune_result = message.result
+        if isinstance(self.screen, LabelledScreen):
+            self.screen.show_tune(labelled_views.tune_table(
+                message.result, self.keys.hint("labelled.tune-write"), self.palette))
+
+    def action_tune_cancel(self) -> None:
+        if any(w.group == "tune" and not w.is_finished for w in self.workers):
+            self.workers.cancel_group(self, "tune")
+            self.notify("tune cancelled: [search] is as it was", timeout=3)
+
+    def action_tune_write(self) -> None:
+        """tune's best fusion into hql.toml's [search], after a confirmation showing it."""
+        from hqltui.core.configure import preview_search, write_search
+        from hqltui.core.tune import search_settings
+        from producer.config import ConfigError
+
+        result = getattr(self, "tune_result", None)
+        best = result.best if result is not None else None
+        if best is None:
+            self.notify(f"run tune first ({self.keys.hint('labelled.tune')})",
+                        severity="warning", timeout=3)
+            return
+        settings = search_settings(best.config)
+        try:
+            before, after = preview_search(self.vault_path, settings)
+        except ConfigError as exc:
+            self.notify(str(exc), severity="error", timeout=8)
+            return
+        changed = [line for line in after.splitlines() if line not in before.splitlines()]
+        body = Text("\n".join(changed) or "(no change)")
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+            try:
+                file = write_search(self.vault_path, settings)
+            except ConfigError as exc:
+                self.notify(str(exc), severity="error", timeout=8)
+                return
+            self.notify(f"wrote {best.config.label()} to {file.name}'s [search]", timeout=4)
+            self.sessions.load("key")
+
+        keys = (self.keys.hint("confirm.yes"), self.keys.hint("confirm.no"))
+        self.push_screen(ConfirmScreen(f"write {best.config.label()} to hql.toml's [search]?",
+                                       body, yes="write", no="keep", keys=keys), answered)
+
+    def _labelled_closed(self, text: str | None) -> None:
+        self.workers.cancel_group(self, "labels")
+        self.workers.cancel_group(self, "tune")
+        if text:
+            query = self.main.query_one(QueryInput)
+            query.value = text
+            query.cursor_position = len(text)
+            self.main.action_focus_column("hybrid")
 
     # -------------------------------------------------------------- actions
 

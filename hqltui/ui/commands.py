@@ -77,6 +77,16 @@ class HqlCommands(Provider):
              f"({h('app.engine-sync')})", run("engine_sync")),
             ("engine: verify", "compare the engine's rows and indexes with the vault "
              f"({h('app.engine-verify')})", run("engine_verify")),
+            ("view: labelled queries", "every labelled query with each arm's MRR@10, and "
+             f"eval's summary ({h('app.labelled')})", run("labelled")),
+            ("labels: mark relevant", "toggle the selected card relevant for the query "
+             f"({h('main.label-relevant')})", run("label('relevant')")),
+            ("labels: mark decoy", "toggle the selected card a decoy for the query "
+             f"({h('main.label-decoy')})", run("label('decoy')")),
+            ("labels: cycle kind", "the query's kind: paraphrase → keyword → none "
+             f"({h('main.label-kind')})", run("label('kind')")),
+            ("labels: undo", f"undo the last label change ({h('main.label-undo')})",
+             run("label_undo")),
             ("view: query", "put the cursor in the query", run("focus_query", main)),
             ("view: lexical column", "focus the lexical column",
              run("focus_column('lexical')", main)),

@@ -63,15 +63,15 @@ class EngineView:
     notes: Text | None = None  # the answer's warnings, under the columns
 
 
-def vector_claim(state: EngineState, p: Palette) -> tuple[str, str] | str:
+def vector_claim(state: EngineState, p: Palette) -> Text:
     """The vector title's claim, from the answer's evidence; nothing before an answer."""
     ranking = state.answer.semantic if state.answer is not None else None
     retrieval = ranking.retrieval if ranking is not None else None
     if retrieval is None:
-        return ""
+        return Text()
     if retrieval.approximate:
-        return (" (approximate)", p.warning)
-    return (" (exact · full scan)", p.muted)
+        return Text.assemble(" (", ("approximate", p.warning), ")")
+    return Text.assemble(" (", ("exact · full scan", p.muted), ")")
 
 
 def titles(state: EngineState, p: Palette) -> dict[str, Text]:

@@ -61,7 +61,23 @@ ENGINE_BINDINGS = [
     Binding("f11", "engine_sync", "engine sync", show=False, id="app.engine-sync"),
     Binding("f12", "engine_verify", "engine verify", show=False, id="app.engine-verify"),
 ]
-BINDINGS = [*APP_BINDINGS, *JOB_BINDINGS, *ENGINE_BINDINGS]  # the app's, in footer order
+# The relevance workbench: single letters, on the main screen's panes (not while typing).
+LABEL_BINDINGS = [
+    Binding("space", "app.label('relevant')", "mark relevant",
+            tooltip="toggle the selected card relevant for the query", id="main.label-relevant"),
+    Binding("x", "app.label('decoy')", "mark decoy",
+            tooltip="toggle the selected card a decoy for the query", id="main.label-decoy"),
+    Binding("k", "app.label('kind')", "cycle kind",
+            tooltip="the query's kind: paraphrase → keyword → none", id="main.label-kind"),
+    Binding("u", "app.label_undo", "undo label", tooltip="undo the last label change",
+            id="main.label-undo"),
+]
+LABELLED_BINDINGS = [
+    Binding("ctrl+l", "labelled", "labelled", show=False,
+            tooltip="labelled queries: each arm's score",
+            id="app.labelled"),
+]
+BINDINGS = [*APP_BINDINGS, *JOB_BINDINGS, *ENGINE_BINDINGS, *LABELLED_BINDINGS]  # footer order
 
 # Keys of Textual's own bindings (no id, so not remappable), named for ``Keys.hint``.
 FIXED = {

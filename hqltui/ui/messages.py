@@ -14,6 +14,7 @@ from textual.message import Message
 
 if TYPE_CHECKING:
     from hqltui.core.engine import EngineAnswer, VerifyReport
+    from hqltui.core.evaluation import Report
     from hqltui.core.jobs import JobEvent
     from hqltui.core.session import Answer, Session
     from hqltui.ui.state import PartialAnswer
@@ -109,6 +110,35 @@ class JobUpdate(Message):
             and message.event.job_id == self.event.job_id
             and not self.event.finished
         )
+
+
+class LabelsScored(Message):
+    """Every labelled query scored on the session on screen (``eval``'s report)."""
+
+    def __init__(self, report: Report, lexical: str) -> None:
+        super().__init__()
+        self.report = report
+        self.lexical = lexical
+
+
+class TuneProgress(Message):
+    """``tune`` scored ``done`` of ``total`` configurations (a newer one replaces it)."""
+
+    def __init__(self, done: int, total: int) -> None:
+        super().__init__()
+        self.done = done
+        self.total = total
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, TuneProgress)
+
+
+class TuneDone(Message):
+    """``tune`` finished (or was cancelled): its result, best first."""
+
+    def __init__(self, result: object) -> None:
+        super().__init__()
+        self.result = result
 
 
 EngineMessage = EngineAnswered | EngineUnavailable | EngineChecked

@@ -22,6 +22,7 @@ class Palette:
     primary: str = "bold"
     mark: str = "bold underline"
     heading: str = "bold"
+    passage: str = "reverse"  # the passage that answered a semantic query
 
     @classmethod
     def from_variables(cls, v: dict[str, str]) -> Palette:
@@ -47,4 +48,5 @@ class Palette:
             primary=f"bold {colour('text-primary', colour('primary'))}".strip(),
             mark=f"bold underline {colour('text-accent', colour('accent'))}".strip(),
             heading=f"bold {colour('text-primary', colour('primary'))}".strip(),
+            passage=f"on {colour('primary-muted')}" if colour("primary-muted") else "reverse",
         )

@@ -8,12 +8,15 @@ wording shows in every widget and is easy to test.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from rich.console import Group, RenderableType
 from rich.text import Text
 
 # The tokeniser's separator rule has one home, in the core.
 from hqltui.core.lexical import token_spans, tokens
+from producer.terminal import shown_body
 
 
 def short_revision(revision: str | None, width: int = 12) -> str:
@@ -79,29 +82,71 @@ def highlight(text: str, terms: Iterable[str], style: str) -> Text:
     return out
 
 
-def body_text(body: str, terms: Iterable[str], *, mark: str, heading: str) -> Text:
-    """A card body for the terminal: headings emphasised, query terms marked, CRs dropped."""
+@dataclass(frozen=True)
+class Anchored:
+    """A card detail with a place to scroll to (the passage that answered): the pane
+    shows ``before`` then ``after`` and scrolls to ``after``; elsewhere it renders whole."""
+
+    before: RenderableType
+    after: RenderableType
+
+    def __rich__(self) -> Group:
+        return Group(self.before, self.after)
+
+
+def body_text(
+    body: str,
+    terms: Iterable[str],
+    *,
+    mark: str,
+    heading: str,
+    span: tuple[int, int] | None = None,
+    span_style: str = "",
+) -> tuple[Text, int | None]:
+    """A card body for the terminal: headings emphasised, query terms marked, control
+    characters made visible, CRs dropped; and ``span`` (character offsets into ``body``,
+    the passage that answered) styled ``span_style``. Also returns where the rendered
+    passage starts (None: no span shown), so a pane can scroll there."""
     wanted = set(terms)
     out = Text()
-    lines = body.replace("\r", "").split("\n")
+    lines: list[tuple[int, str]] = []  # (offset in body, raw line)
+    at = 0
+    for line in body.split("\n"):
+        lines.append((at, line))
+        at += len(line) + 1
     # Trim leading and trailing blank lines; keep the inner layout as written.
-    while lines and not lines[0].strip():
+    while lines and not lines[0][1].strip():
         lines.pop(0)
-    while lines and not lines[-1].strip():
+    while lines and not lines[-1][1].strip():
         lines.pop()
-    for i, line in enumerate(lines):
+    anchor: int | None = None
+    for i, (offset, raw) in enumerate(lines):
         if i:
             out.append("\n")
+        line = shown_body(raw)
+        piece, shift = highlight(line, wanted, mark), 0
         stripped = line.lstrip()
         if stripped.startswith("#"):
             level = len(stripped) - len(stripped.lstrip("#"))
             if stripped[level : level + 1] == " ":
-                piece = highlight(stripped[level + 1 :].strip(), wanted, mark)
+                title = stripped[level + 1 :].strip()
+                shift = line.index(title) if title else len(line)
+                piece = highlight(title, wanted, mark)
                 piece.stylize(heading)
-                out.append(piece)
-                continue
-        out.append(highlight(line, wanted, mark))
-    return out
+        if span is not None and span_style:
+            a, b = max(span[0], offset), min(span[1], offset + len(raw))
+            if a < b:
+                size = len(piece.plain)
+                if line in (raw, raw.removesuffix("\r")):  # exact; else (escaped controls) all
+                    lo, hi = min(size, max(0, a - offset - shift)), min(size, b - offset - shift)
+                else:
+                    lo, hi = 0, size
+                if hi > lo:
+                    piece.stylize(span_style, lo, hi)
+                if anchor is None:
+                    anchor = len(out.plain)
+        out.append(piece)
+    return out, anchor
 
 
 def plural(count: int, noun: str, nouns: str | None = None) -> str:

@@ -19,6 +19,7 @@ from hqltui.core.arms import DEFAULT_LEXICAL, LEXICAL_ARMS
 
 if TYPE_CHECKING:
     from hqltui.core.engine import EngineAnswer, VerifyReport
+    from hqltui.core.labels import Label, Labels
     from hqltui.core.ranking import Ranking
     from hqltui.core.session import Answer, IndexSummary, Session
     from producer.vault import Card
@@ -51,6 +52,19 @@ class ScreenState:
     shown_partial: bool = False
     selected: str | None = None
     pinned: bool = False  # the user chose ``selected`` since the query was last edited
+    labels: Labels | None = None  # the vault's labels file (None: not read yet)
+
+    @property
+    def labelled_text(self) -> str:
+        """The text labels are kept under: the query on screen, without its outer spaces."""
+        return self.answer_text.strip() if self.answer is not None else ""
+
+    def label(self) -> Label | None:
+        """The labels of the query on screen (None: no query, or no labels file read)."""
+        text = self.labelled_text
+        if not text or self.labels is None:
+            return None
+        return self.labels.get(text)
     fusion: str | None = None  # hybrid's method chosen in the app (None: [search] fusion)
 
     @property

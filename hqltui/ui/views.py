@@ -18,14 +18,16 @@ from rich.text import Text
 
 from hqltui.core import oneline
 from hqltui.core.arms import LEXICAL_CHOICES
+from hqltui.core.evaluation import QueryScores, query_scores, winners
 from hqltui.core.hybrid import fusion_summary, fusion_title
 from hqltui.ui import render
 from hqltui.ui.state import SLOTS, ScreenState
-from producer.terminal import shown, shown_body
+from producer.terminal import shown
 from producer.wording import refusal_spans
 
 if TYPE_CHECKING:
-    from hqltui.core.ranking import Hit, Ranking, Refusal, Retrieval
+    from hqltui.core.labels import Labels
+    from hqltui.core.ranking import Hit, Passage, Ranking, Refusal, Retrieval
     from hqltui.ui.keys import Keys
     from hqltui.ui.palette import Palette
     from producer.vault import Card
@@ -48,6 +50,7 @@ class Row:
     name: str
     score: str
     badges: Text
+    label: Text | None = None  # ✓ relevant or ✗ decoy for the query on screen
 
 
 @dataclass(frozen=True)
@@ -118,13 +121,89 @@ def _parse_time(value: object) -> datetime | None:
 
 
 def column_titles(state: ScreenState, p: Palette, keys: Keys) -> dict[str, Text]:
+    """Each column's title: its arm, then (the query on screen labelled) its metrics."""
     arm = state.shown_arm
-    return {
+    titles = {
         "lexical": Text.assemble(("lexical", "bold"), " · ", (arm, p.accent),
                                  (f" · fused · {keys.hint('app.lexical')} switches", p.muted)),
         "semantic": Text("semantic", style="bold"),
         "hybrid": Text.assemble(("hybrid", "bold"), (hybrid_title(state, arm), p.muted)),
     }
+    return titles_with_metrics(titles, state, p)
+
+
+# ------------------------------------------------------------ labels (workbench)
+
+
+def label_marks(state: ScreenState) -> Callable[[str], str] | None:
+    """``card → relevant / decoy / ""`` for the query on screen (None: nothing labelled)."""
+    label = state.label()
+    if label is None or (not label.relevant and not label.decoys):
+        return None
+    return label.mark
+
+
+def column_scores(state: ScreenState) -> dict[str, QueryScores] | None:
+    """Each column's figures on the query on screen, when it is labelled (a relevant card
+    named) and every column has answered; the metrics are ``eval``'s own."""
+    label = state.label()
+    if label is None or not label.saved:
+        return None
+    rankings = state.rankings()
+    out = {}
+    for slot in SLOTS:
+        ranking = rankings.get(slot)
+        if ranking is None:
+            return None  # the semantic arm is still on its way
+        out[slot] = query_scores(ranking.names() if ranking.refusal is None else None,
+                                 label.relevant, label.decoys)
+    return out
+
+
+def metrics_line(scores: QueryScores, wins: bool, p: Palette) -> Text:
+    """``hit@1 1 · MRR@10 0.50 · R@10 0.75 ★``: one column's figures (★: it wins)."""
+    if scores.refused:
+        return Text("refused: counts as a miss", style=p.error)
+    out = Text.assemble(
+        ("hit@1 ", p.muted), f"{scores.hit1:.0f}", (" · MRR@10 ", p.muted),
+        f"{scores.mrr10:.2f}", (" · R@10 ", p.muted), f"{scores.recall10:.2f}")
+    if wins:
+        out.append(" ★", style=f"bold {p.success}")
+    return out
+
+
+def titles_with_metrics(titles: dict[str, Text], state: ScreenState, p: Palette
+                        ) -> dict[str, Text]:
+    """``titles`` with a second line of metrics under each, when the query is labelled."""
+    scores = column_scores(state)
+    if scores is None:
+        return titles
+    won = set(winners(scores))
+    return {slot: Text.assemble(title, "\n", metrics_line(scores[slot], slot in won, p))
+            for slot, title in titles.items()}
+
+
+def label_line(state: ScreenState, p: Palette, keys: Keys) -> Text | None:
+    """The line under the query: the labels file's refusal, or what the query on screen is
+    labelled with and the keys that label; None when there is nothing to say."""
+    labels = state.labels
+    if labels is not None and labels.error and labels.in_file:  # hql.toml's: the strip has it
+        return Text(f"labels: {shown(oneline.one_line(labels.error))}", style=p.error,
+                    no_wrap=True, overflow="ellipsis")
+    label = state.label()
+    if label is None or label.empty:
+        return None
+    h = keys.hint
+    out = Text(no_wrap=True, overflow="ellipsis")
+    out.append("labelled" if label.saved else "not saved yet (mark a relevant card)",
+               style=p.success if label.saved else p.warning)
+    out.append(f" · {len(label.relevant)} relevant ✓ · {len(label.decoys)} "
+               f"decoy{'s' if len(label.decoys) != 1 else ''} ✗ · kind {label.kind or 'none'}")
+    if labels is not None:
+        out.append(f" · {shown(labels.path.name)}", style=p.muted)
+    out.append(f" · {h('main.label-relevant')} relevant · {h('main.label-decoy')} decoy · "
+               f"{h('main.label-kind')} kind · {h('main.label-undo')} undo", style=p.muted)
+    return out
 
 
 def hybrid_title(state: ScreenState, arm: str) -> str:
@@ -168,19 +247,32 @@ def columns(state: ScreenState, p: Palette, keys: Keys) -> dict[str, Column]:
         else:
             out[slot] = ranking_column(
                 ranking, EMPTY[slot], p, keys,
-                lambda hit: badges(hit.card, in_lex, in_sem, state.statuses, p))
+                lambda hit: badges(hit.card, in_lex, in_sem, state.statuses, p),
+                label_marks(state))
     return out
 
 
 def ranking_column(ranking: Ranking, empty: str, p: Palette, keys: Keys,
-                   marks: Callable[[Hit], Text]) -> Column:
-    """One ranking as rows (``marks(hit)`` gives a row's badges), its refusal, or ``empty``."""
+                   marks: Callable[[Hit], Text],
+                   labelled: Callable[[str], str] | None = None) -> Column:
+    """One ranking as rows (``marks(hit)`` gives a row's badges, ``labelled(card)`` its
+    label mark), its refusal, or ``empty``."""
     if not ranking.ok and ranking.refusal is not None:
         return Column(message=refusal(ranking.refusal, p, keys), kind="refusal")
     if not ranking.hits:
         return Column(message=Text(empty, style=p.warning), kind="none")
-    return Column(rows=[Row(hit.rank, hit.card, render.score(hit.score), marks(hit))
+    return Column(rows=[Row(hit.rank, hit.card, render.score(hit.score), marks(hit),
+                            label_mark(labelled(hit.card), p) if labelled else None)
                         for hit in ranking.hits])
+
+
+def label_mark(label: str, p: Palette) -> Text | None:
+    """One character before a card's name: ✓ relevant, ✗ decoy (None: unlabelled)."""
+    if label == "relevant":
+        return Text("✓", style=f"bold {p.success}")
+    if label == "decoy":
+        return Text("✗", style=p.error)
+    return None
 
 
 def badges(name: str, in_lex: set[str], in_sem: set[str], statuses: Mapping[str, str],
@@ -220,6 +312,15 @@ def with_fix_text(message: str, fix: str | None, p: Palette) -> Text:
     for role, text in refusal_spans(message, fix):
         out.append(shown(text), style=styles[role])
     return out
+
+
+def labelled_title(labels: Labels, count: int, p: Palette) -> tuple[Text, Text]:
+    """The labelled-queries screen's title line, and what it says while scoring."""
+    title = Text.assemble(("labelled queries", "bold"), " · ",
+                          (f"{count} in {shown(labels.path.name)}", p.muted),
+                          (" · the figures hql-tui eval prints", p.muted))
+    counted = render.plural(count, "labelled query", "labelled queries")
+    return title, Text(f"scoring {counted} on every arm…", style=p.muted)
 
 
 # ----------------------------------------------------------------------- warnings
@@ -302,14 +403,28 @@ def card_detail(state: ScreenState, name: str, p: Palette, full: bool) -> Render
         head.append("\nunresolved: ", style=p.warning)
         head.append(shown(", ".join(dict.fromkeys(oneline.link_target(t) for t in unresolved))))
     terms = render.query_terms(state.answer_text) if state.answer is not None else set()
-    text, more = shown_body(card.body), 0
-    if not full:  # the pane previews; the card screen shows the whole body
-        text, more = preview(text, PREVIEW_LINES)
-    body = render.body_text(text, terms, mark=p.mark, heading=p.heading)
-    if not more:
-        return Group(head, Text("─" * 40, style=p.muted), body)
-    rest = Text(f"… {render.plural(more, 'more line')} in the full card", style=p.muted)
-    return Group(head, Text("─" * 40, style=p.muted), body, rest)
+    passage = answering_passage(state, name)
+    span = None
+    if passage is not None:
+        skip = len(card.text) - len(card.body)  # the body ends the text (the text contract)
+        span = (max(0, passage.start - skip), max(0, passage.end - skip))
+        which = "its card vector" if passage.ordinal is None else f"passage {passage.ordinal}"
+        head.append("\nanswered by: ", style="bold")
+        head.append(f"{which}, characters {passage.start}–{passage.end} of its text (marked)")
+    text, more = card.body, 0
+    if not full and span is None:  # the pane previews; the card screen shows the whole body,
+        text, more = preview(text, PREVIEW_LINES)  # and so does a pane opening at a passage
+    body, anchor = render.body_text(text, terms, mark=p.mark, heading=p.heading, span=span,
+                                    span_style=p.passage)
+    rule = Text("─" * 40, style=p.muted)
+    if anchor is None:
+        if not more:
+            return Group(head, rule, body)
+        rest = Text(f"… {render.plural(more, 'more line')} in the full card", style=p.muted)
+        return Group(head, rule, body, rest)
+    before, after = body.divide([anchor])
+    before.rstrip()  # the line break before the passage: the pane starts it on its own line
+    return render.Anchored(Group(head, rule, before), after)
 
 
 def preview(body: str, lines: int) -> tuple[str, int]:
@@ -319,6 +434,17 @@ def preview(body: str, lines: int) -> tuple[str, int]:
     if len(parts) <= lines or not parts[lines].strip():
         return body, 0
     return "\n".join(parts[:lines]), len(parts[lines].rstrip().split("\n"))
+
+
+def answering_passage(state: ScreenState, name: str) -> Passage | None:
+    """The passage the semantic column (or else hybrid) says answered for ``name``."""
+    rankings = state.rankings()
+    for slot in ("semantic", "hybrid"):
+        ranking = rankings.get(slot)
+        hit = ranking.hit(name) if ranking is not None and ranking.ok else None
+        if hit is not None and hit.passage is not None:
+            return hit.passage
+    return None
 
 
 def _ranks(head: Text, state: ScreenState, name: str, p: Palette) -> None:
@@ -370,6 +496,9 @@ def provenance(retrieval: Retrieval, p: Palette) -> Text:
     out.append(" · approximate" if retrieval.approximate else " · exact")
     if retrieval.query_vector_source and retrieval.arm == "semantic":
         out.append(f" · query vector: {retrieval.query_vector_source}")
+    if retrieval.passages:
+        p_ = retrieval.passages
+        out.append(f" · best of {p_['count']} passages ({p_['window']}/{p_['overlap']} tokens)")
     return out
 
 
@@ -397,6 +526,11 @@ def help_notes(keys: Keys) -> list[str]:
         "letters work.",
         f"{h('rank.open')} on a column or card row opens the card; {h('textual.focus-next')} "
         "moves between panes.",
+        f"Labels: {h('main.label-relevant')} marks the selected card relevant for the query, "
+        f"{h('main.label-decoy')} a decoy, {h('main.label-kind')} cycles its kind, "
+        f"{h('main.label-undo')} undoes;",
+        f"✓ relevant · ✗ decoy in every column; {h('app.labelled')} lists the labelled "
+        "queries (the file hql-tui eval reads).",
         "Badges: LS ranked by both arms · L· lexical only · ·S semantic only ·",
         "! stale (text changed since the index was built) · × missing (no index row).",
         f"Engine columns ({h('app.engine-view')}): ▲n / ▼n the engine ranks the card n places "

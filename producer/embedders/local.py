@@ -491,6 +491,26 @@ class LocalEmbedder:
         self.load()
         return [token_prefix(t, self._count_tokens) for t in texts]
 
+    def token_offsets(self, text: str, needed: int) -> list[tuple[int, int]]:
+        """Character spans of the first ``needed`` tokens of ``text`` (or of all of them),
+        without special tokens: what ``producer.passages.cut_windows`` cuts on.
+
+        Like ``token_prefix``, only a prefix cut at whitespace is tokenised, doubled
+        until it holds more than ``needed`` tokens, so a huge card costs what its
+        first windows cost; the spans are those of the whole text."""
+        self.load()
+        limit = max(FIRST_PREFIX, needed * 8)
+        while True:
+            cut = _cut_at_or_before(text, limit) if limit < len(text) else len(text)
+            piece = text[:cut] if cut > 0 else text
+            enc = self._tokenizer(
+                piece, add_special_tokens=False, return_offsets_mapping=True, truncation=False
+            )
+            spans = [(int(a), int(b)) for a, b in enc["offset_mapping"]]
+            if len(spans) > needed or len(piece) == len(text):
+                return spans[: needed + 1] if len(piece) < len(text) else spans
+            limit *= 2
+
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
         return self._lengths(self.prefixes(texts))
 

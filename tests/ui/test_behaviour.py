@@ -94,10 +94,12 @@ class SlowFirst:
         self.inner = inner
         self.slow = slow
         self.release = threading.Event()
+        self.started = threading.Event()  # the slow query is running
         self.finished: list[str] = []
 
     def query(self, text: str, **kwargs: Any) -> Any:
         if text == self.slow:
+            self.started.set()
             self.release.wait(5)
         answer = self.inner.query(text, **kwargs)
         self.finished.append(text)
@@ -121,10 +123,13 @@ async def test_an_older_answer_never_overwrites_a_newer_one(make_app, birds: Pat
         await settle(pilot)
         query = app.main.query_one(QueryInput)
         query.value = "night"
-        await pilot.pause(0.1)  # the slow query is running now
+        for _ in range(200):  # wait until the slow query is running (a loaded machine is slow)
+            await pilot.pause(0.05)
+            if holder["s"].started.is_set():
+                break
         query.value = "night hunting birds"
         await settle(pilot, rounds=4)
-        for _ in range(50):
+        for _ in range(200):
             if len(holder["s"].finished) == 2:
                 break
             await asyncio.sleep(0.05)

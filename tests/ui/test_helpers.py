@@ -62,9 +62,24 @@ def test_highlight_marks_query_tokens_only() -> None:
 
 
 def test_body_text_emphasises_headings_and_drops_carriage_returns() -> None:
-    body = render.body_text("\r\n# Barn owl\r\nHunts at night.\r\n", {"night"}, mark="M",
-                            heading="H")
-    assert body.plain == "Barn owl\nHunts at night."
+    body, anchor = render.body_text("\r\n# Barn owl\r\nHunts at night.\r\n", {"night"},
+                                    mark="M", heading="H")
+    assert body.plain == "Barn owl\nHunts at night." and anchor is None
+
+
+def test_body_text_styles_the_passage_that_answered_and_says_where_it_starts() -> None:
+    body = "# Shell\n\nReads commands.\n\n## Limits\n\nulimit sets the core size.\n"
+    a = body.index("ulimit")
+    text, anchor = render.body_text(body, set(), mark="M", heading="H", span=(a, a + 11),
+                                    span_style="P")
+    styled = [text.plain[s.start : s.end] for s in text.spans if s.style == "P"]
+    assert styled == ["ulimit sets"]
+    assert anchor == text.plain.index("ulimit sets")
+    heading = body.index("Limits")  # a span from a heading's marker: its title is styled
+    text, anchor = render.body_text(body, set(), mark="M", heading="H",
+                                    span=(heading - 3, len(body)), span_style="P")
+    assert [text.plain[s.start : s.end] for s in text.spans if s.style == "P"][0] == "Limits"
+    assert anchor == text.plain.index("Limits")
 
 
 def test_age_and_revision_shapes() -> None:

@@ -13,7 +13,13 @@ Public API (the app and ``hql-tui engine`` build on it; ``hotdata`` and
 ``verify(local, settings, options) -> VerifyReport``
 ``search(local, settings, text, mode=, exact=, limit=, live=, options=) -> EngineAnswer``
     Each report has ``summary()`` and ``to_json()``; an ``EngineAnswer`` holds
-    ``Ranking``s (``hqltui.core.ranking``) for ``bm25``, ``semantic`` and ``hybrid``.
+    ``Ranking``s (``hqltui.core.ranking``) for ``bm25``, ``semantic`` and ``hybrid``,
+    each retrieval's ``engine`` record holding the evidence behind it
+    (``provenance``: the serving index, the rows' or declared model, the
+    statement, the engine's warning, time and run id), and ``statements``.
+    ``[engine]`` may describe a table this tool did not build (catalog, schema,
+    columns, a declared model): search and verify use it read-only
+    (``readonly``), sync and build refuse it.
 ``Options(on_event=, policy=, sleep=, clock=, poll_interval=, job_timeout=, cancel=)``
     ``on_event`` receives the events of ``hqltui.core.engine.events`` (``Step``,
     ``RowsUploaded``, ``JobProgress``, ``Retrying``) on the operation's thread;

@@ -244,8 +244,9 @@ class EngineClient:
         if self._table is None:
             from hqltui.core.engine.provenance import cached
 
+            # cached per table and per [engine] catalog: a changed setting is checked again
             self.settings = self.settings.with_catalog(
-                cached(self.settings, "catalog", self._catalog))
+                cached(self.settings, f"catalog {self.settings.catalog}", self._catalog))
             cols = self.settings.columns
             self._table = sql.Table(self.settings.full_table, key=str(cols["key"]),
                                     text=str(cols["text"]), vector=str(cols["vector"]),

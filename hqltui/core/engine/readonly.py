@@ -20,7 +20,7 @@ from hqltui.core.engine.settings import EngineSettings
 NOT = "not checkable on this table"
 
 
-def _quoted(c: Any, statement: str, what: str) -> list[list[Any]]:
+def _rows(c: Any, statement: str, what: str) -> list[list[Any]]:
     return c.query(statement, what)[1]
 
 
@@ -43,7 +43,7 @@ def verify_read_only(local: LocalCards, settings: EngineSettings, options: Optio
             return report
         t = c.table
         report.table = t.name
-        (count,), = _quoted(c, f"SELECT COUNT({t.key}) AS n FROM {t.name}", "count the rows")
+        [(count,)] = _rows(c, sql.count_sql(t), "count the rows")
         check("rows", "passed", f"{count} rows")
         c.step("reading the table's indexes")
         report.indexes = c.list_indexes()
@@ -75,10 +75,9 @@ def verify_read_only(local: LocalCards, settings: EngineSettings, options: Optio
         if vector is None:
             check("vector probe", NOT, "no ready vector index to probe")
         else:
-            rows = _quoted(c, f"SELECT {t.key} AS name, {t.vector} AS v FROM {t.name} "
-                           f"ORDER BY {t.key} ASC LIMIT 1", "sample a row's vector")
+            rows = _rows(c, sql.sample_vector_sql(t), "sample a row's vector")
             name, own = str(rows[0][0]), [float(x) for x in rows[0][1]]
-            got = _quoted(c, sql.vector_sql(t, own, w), "vector probe")
+            got = _rows(c, sql.vector_sql(t, own, w), "vector probe")
             first = str(got[0][0]) if got else None
             report.probes.append({"probe": "vector", "card": name, "first": first,
                                   "ok": first == name})

@@ -104,6 +104,18 @@ def models_sql(table: Table | str) -> str:
     )
 
 
+def count_sql(table: Table | str) -> str:
+    """The table's rows, counted on a named column (some engine tables refuse COUNT(*))."""
+    t = _t(table)
+    return f"SELECT COUNT({t.key}) AS n FROM {t.name}"
+
+
+def sample_vector_sql(table: Table | str) -> str:
+    """The first row by key with its vector: a probe's query (the vector projected: a scan)."""
+    t = _t(table)
+    return f"SELECT {_key(t)}, {t.vector} AS v FROM {t.name} ORDER BY {t.key} ASC LIMIT 1"
+
+
 def catalogs_sql(schema: str, table: str) -> str:
     """The catalogs a ``schema.table`` answers to: the only authority on the catalog."""
     return (

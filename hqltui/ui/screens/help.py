@@ -10,9 +10,10 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from hqltui.ui.keys import APP_BINDINGS, ENGINE_BINDINGS, JOB_BINDINGS
+from hqltui.ui.keys import APP_BINDINGS, ENGINE_BINDINGS, JOB_BINDINGS, LABELLED_BINDINGS
 from hqltui.ui.screens.card import CardScreen
 from hqltui.ui.screens.confirm import ConfirmScreen
+from hqltui.ui.screens.labelled import LabelledScreen
 from hqltui.ui.screens.main import MainScreen
 from hqltui.ui.screens.warnings import WarningsScreen
 from hqltui.ui.widgets.cards import CardList
@@ -75,13 +76,14 @@ def _table(owner: type[object]) -> list[Binding]:
 def help_tables() -> list[tuple[str, list[Binding]]]:
     """The binding tables F1 lists, in its order (with the default keys)."""
     return [
-        ("app (everywhere)", [*APP_BINDINGS, *ENGINE_BINDINGS]),
+        ("app (everywhere)", [*APP_BINDINGS, *ENGINE_BINDINGS, *LABELLED_BINDINGS]),
         ("jobs (everywhere)", list(JOB_BINDINGS)),
         ("main screen", _table(MainScreen)),
         ("query input", _table(QueryInput)),
         ("columns", _table(RankingColumn)),
         ("card list", _table(CardList)),
         ("card screen", _table(CardScreen)),
+        ("labelled queries", _table(LabelledScreen)),
         ("help", _table(HelpScreen)),
         ("confirmation", _table(ConfirmScreen)),
     ]

@@ -7,6 +7,7 @@ asks the views (``hqltui.ui.views``) what to show.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rich.console import RenderableType
@@ -15,9 +16,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer
+from textual.widgets import Footer, Static
 
 from hqltui.ui import views
+from hqltui.ui.keys import LABEL_BINDINGS
 from hqltui.ui.messages import MainScreenReady
 from hqltui.ui.widgets.cards import CardList
 from hqltui.ui.widgets.engine import EngineRow
@@ -58,17 +60,20 @@ class MainScreen(Screen[None]):
         Binding("e", "app.edit_card", "edit card in $EDITOR", show=False, id="main.edit"),
         Binding("r", "app.reload", "reload vault", show=False, id="main.reload"),
         Binding("w", "app.show_warnings", "all warnings", show=False, id="main.warnings"),
+        *(replace(b, show=False) for b in LABEL_BINDINGS),
     ]
 
     def __init__(self, jobs_hint: str) -> None:
         super().__init__()
         self.jobs_hint = jobs_hint  # the empty jobs panel's line, with the active keys
+        self.focus_later: str | None = None  # a column asked for while it was busy
         self._warnings_said: object = None  # what the warnings strip shows now
 
     def compose(self) -> ComposeResult:
         yield StatusLine("loading vault…", id="status")
         yield QueryInput(placeholder="type a query — ranks as you type", id="query",
                          select_on_focus=False)
+        yield Static("", id="label-line")  # the query's labels; shown when it has some
         with Horizontal(id="columns"):
             yield RankingColumn("lexical", "lexical · bm25", id="lexical")
             yield RankingColumn("semantic", "semantic", id="semantic")
@@ -138,10 +143,23 @@ class MainScreen(Screen[None]):
             else:
                 column.show_rows(content.rows, state.selected)
         self.paint_titles(state, p, keys)
+        later = self.focus_later
+        if later is not None and not self.column(later).has_class("-message"):
+            # The column asked for (Enter in the query) has its rows now: go there, unless
+            # the user has gone somewhere else than the card list meanwhile.
+            self.focus_later = None
+            if self.focused is self.query_one(CardList).table:
+                self.column(later).table.focus()
 
     def paint_titles(self, state: ScreenState, p: Palette, keys: Keys) -> None:
+        """The column titles (with the metrics of a labelled query) and the label line."""
         for slot, title in views.column_titles(state, p, keys).items():
             self.column(slot).set_title(title)
+        line = views.label_line(state, p, keys)
+        box = self.query_one("#label-line", Static)
+        box.display = line is not None
+        if line is not None:
+            box.update(line)
 
     def paint_warnings(self, state: ScreenState, p: Palette, keys: Keys) -> None:
         """The strip, drawn again only when what it says changed (most answers bring the
@@ -178,7 +196,10 @@ class MainScreen(Screen[None]):
 
     def action_focus_column(self, slot: str) -> None:
         column = self.column(slot)
+        self.focus_later = None
         if column.has_class("-message"):
+            if column.query_one(".column-message").has_class("-busy"):
+                self.focus_later = slot  # waiting for the model: focus it when it answers
             self.query_one(CardList).table.focus()
         else:
             column.table.focus()

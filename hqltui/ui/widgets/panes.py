@@ -6,6 +6,8 @@ from rich.console import RenderableType
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from hqltui.ui import render
+
 
 class StatusLine(Static):
     """One line: vault, card count, index status, model and revision, index age."""
@@ -33,10 +35,22 @@ class CardDetail(VerticalScroll):
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static("", id=f"{self.id or 'detail'}-body", classes="detail-body")
+        yield Static("", id=f"{self.id or 'detail'}-passage", classes="detail-passage")
 
     shown: RenderableType = ""
 
     def show(self, renderable: RenderableType) -> None:
+        """Show a card; an ``Anchored`` one (a passage answered) scrolls to that passage."""
         self.shown = renderable
-        self.query_one(".detail-body", Static).update(renderable)
+        body = self.query_one(".detail-body", Static)
+        rest = self.query_one(".detail-passage", Static)
+        if isinstance(renderable, render.Anchored):
+            body.update(renderable.before)
+            rest.update(renderable.after)
+            rest.display = True
+            self.call_after_refresh(self.scroll_to_widget, rest, animate=False, top=True)
+            return
+        body.update(renderable)
+        rest.update("")
+        rest.display = False
         self.scroll_home(animate=False)

@@ -75,6 +75,7 @@ class RankingColumn(Vertical):
         return None
 
     def set_title(self, title: Text | str) -> None:
+        """One line, or two when the query is labelled (its metrics); never wrapped (CSS)."""
         self.query_one(".column-title", Label).update(title)
 
     def show_message(self, message: Text | str, kind: str) -> None:
@@ -106,7 +107,8 @@ class RankingColumn(Vertical):
         name = shown(row.name)
         name = name if len(name) <= width - 1 else name[: width - 2] + "…"
         line = Text(f"{row.rank:>2} ")
-        line.append(f" {name}".ljust(width))
+        line.append_text(row.label or Text(" "))  # ✓ relevant, ✗ decoy for this query
+        line.append(name.ljust(width - 1))
         line.append(row.score.rjust(SCORE_W))
         line.append(" ")
         line.append_text(row.badges)

@@ -1,0 +1,351 @@
+"""Passages: the cutting rule, the chunk table's build and checks, best-passage scoring."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hqltui.core import passages as passages_module
+from hqltui.core.passages import exact_dots
+from hqltui.core.ranking import rank
+from hqltui.core.session import Session
+from producer.build import BuildOptions, build
+from producer.embedders.local import packaged_embedder
+from producer.index import (
+    CardRow,
+    ChunkRow,
+    IndexWriter,
+    MetaRow,
+    ModelRow,
+    QueryRow,
+    pack,
+    read_index,
+)
+from producer.passages import DEFAULT_RECIPE, Recipe, cut_windows, passage_text
+from producer.vault import load_vault
+from producer.verify import format_inspect, inspect, verify
+from tests.retrieval_helpers import unit, write_vault
+
+STAMP = "2026-01-01T00:00:00+00:00"
+
+
+def words(text: str) -> list[tuple[int, int]]:
+    """A whitespace tokenizer's character spans: enough to pin the cutting rule."""
+    spans, i = [], 0
+    for w in text.split():
+        i = text.index(w, i)
+        spans.append((i, i + len(w)))
+        i += len(w)
+    return spans
+
+
+# ----------------------------------------------------------------- the cutting rule
+
+
+def test_windows_overlap_and_cover_the_text_without_breaks() -> None:
+    text = " ".join(f"w{i}" for i in range(500))
+    recipe = Recipe(window=200, overlap=40)
+    spans = cut_windows(text, words(text), recipe)
+    toks = words(text)
+    assert spans[0][0] == 0 and spans[-1][1] == len(text)
+    starts = [next(i for i, t in enumerate(toks) if t[0] >= a) for a, _ in spans]
+    assert starts == [0, 160, 320]  # each window starts `overlap` tokens before the last end
+    assert all(text[a:b].split()[0].startswith("w") for a, b in spans)
+
+
+def test_a_heading_break_ends_a_window_and_the_next_starts_there() -> None:
+    body = " ".join(f"a{i}" for i in range(150)) + "\n\n# Options\n\n" + " ".join(
+        f"b{i}" for i in range(150)
+    )
+    spans = cut_windows(body, words(body), Recipe(window=200, overlap=40))
+    assert len(spans) == 2
+    assert body[spans[1][0] :].startswith("# Options")  # no overlap across a new section
+    assert body[spans[0][0] : spans[0][1]].endswith("a149")
+
+
+def test_a_blank_line_is_the_second_choice_and_the_cap_holds() -> None:
+    paragraphs = "\n\n".join(" ".join(f"p{j}x{i}" for i in range(120)) for j in range(100))
+    spans = cut_windows(paragraphs, words(paragraphs), Recipe(window=200, overlap=40,
+                                                              max_per_card=7))
+    assert len(spans) == 7
+    assert all(paragraphs[a:b].split()[0].endswith("x0") for a, b in spans[1:])
+
+
+def test_a_short_text_is_one_passage_and_the_title_prefixes_the_others() -> None:
+    assert cut_windows("Owl hunts", words("Owl hunts")) == [(0, 9)]
+    text = "Owl " + "x " * 300
+    assert passage_text(text, "Owl", (0, 10)) == text[:10]
+    assert passage_text(text, "Owl", (10, 20)) == "Owl " + text[10:20]
+    assert DEFAULT_RECIPE.digest != Recipe(window=100).digest
+
+
+# ----------------------------------------------------------------- the real build
+
+LONG = (
+    "The common shell reads commands from the terminal.\n\n"
+    + "\n\n".join(
+        f"## Section {i}\n\n" + " ".join(["The interpreter expands words in a loop."] * 30)
+        for i in range(6)
+    )
+    + "\n\n## Resource limits\n\nThe ulimit builtin sets the largest core dump size and the "
+    "maximum number of open file descriptors a process may hold.\n"
+)
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return packaged_embedder()
+
+
+@pytest.fixture
+def built(tmp_path: Path, minilm) -> Path:
+    root = write_vault(tmp_path / "v", {"shell": LONG, "owl": "A bird that hunts after dark.",
+                                        "heron": "A bird that wades in marshes."})
+    real_build(root, minilm, passages=True, queries=["file descriptor limit"])
+    return root
+
+
+def real_build(root: Path, minilm, **kw):  # noqa: ANN001, ANN201
+    return build(
+        BuildOptions(vault=str(root), built_at=STAMP, offline=True, **kw),
+        embedder_factory=lambda spec: minilm,
+    )
+
+
+def index_of(root: Path) -> Path:
+    return root / ".hql/index.sqlite"
+
+
+def test_the_chunk_table_covers_every_card_inside_its_text(built: Path) -> None:
+    contents = read_index(index_of(built))
+    vault = load_vault(built)
+    assert contents.recipe is not None and contents.recipe.known
+    per_card: dict[str, list[ChunkRow]] = {}
+    for row in contents.chunks:
+        per_card.setdefault(row.card, []).append(row)
+    assert sorted(per_card) == ["heron", "owl", "shell"]
+    assert len(per_card["shell"]) > 3 and len(per_card["owl"]) == 1
+    text = vault.by_name["shell"].text
+    for row in per_card["shell"]:
+        assert 0 <= row.start < row.end <= len(text)
+    assert per_card["shell"][-1].end == len(text)
+    # a card that is one passage stores its card vector as that passage
+    owl = next(c for c in contents.cards if c.name == "owl")
+    assert per_card["owl"][0].embedding == owl.embedding
+    report = verify(built, index_of(built))
+    assert report.clean and report.passages == len(contents.chunks)
+    info = inspect(index_of(built))
+    assert info["passages"]["per_card_max"] == len(per_card["shell"])  # type: ignore[index]
+    assert "window 200 tokens, overlap 40" in format_inspect(info)
+
+
+def test_the_four_tables_are_unchanged_by_passages(built: Path, tmp_path: Path, minilm) -> None:
+    plain = write_vault(tmp_path / "plain", {"owl": "A bird that hunts after dark."})
+    real_build(plain, minilm)
+
+    def tables(path: Path) -> dict[str, str]:
+        with sqlite3.connect(path) as conn:
+            return dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type='table'"))
+
+    with_passages, without = tables(index_of(built)), tables(index_of(plain))
+    assert set(without) == {"model", "index_meta", "card", "query"}
+    assert set(with_passages) == set(without) | {"chunk", "chunk_recipe"}
+    assert {k: with_passages[k] for k in without} == without
+
+
+def test_an_edit_re_embeds_only_that_cards_passages(built: Path, minilm) -> None:
+    before = read_index(index_of(built))
+    (built / "heron.hmd").write_text("# heron\n\nA bird that stands still in reeds.\n")
+    result = real_build(built, minilm)  # no flag: the index's passages are kept up
+    assert (result.embedded, result.passages_embedded) == (1, 0)  # one passage = its card vector
+    after = read_index(index_of(built))
+    kept = [r for r in before.chunks if r.card != "heron"]
+    assert [r for r in after.chunks if r.card != "heron"] == kept  # byte for byte
+    assert result.passages_reused == len(kept)
+    unchanged = real_build(built, minilm)
+    assert unchanged.up_to_date and unchanged.passages == len(after.chunks)
+    text = LONG.replace("ulimit builtin", "limit builtin")
+    (built / "shell.hmd").write_text(f"# shell\n\n{text}\n")
+    again = real_build(built, minilm)
+    shell = [r for r in read_index(index_of(built)).chunks if r.card == "shell"]
+    assert again.passages_embedded == len(shell) and again.embedded == 1
+
+
+def test_no_passages_drops_them_and_the_card_vectors_stay(built: Path, minilm) -> None:
+    before = read_index(index_of(built))
+    result = real_build(built, minilm, passages=False)
+    after = read_index(index_of(built))
+    assert after.recipe is None and after.chunks == []
+    assert after.cards == before.cards and result.embedded == 0
+
+
+def test_the_arm_scores_by_best_passage_and_says_where(built: Path, tmp_path: Path) -> None:
+    session = Session.load(built, cache_dir=tmp_path / "cache")
+    ranking = session.rank("file descriptor limit", "semantic", limit=3)
+    assert ranking.ok and ranking.names()[0] == "shell"
+    hit = ranking.hits[0]
+    assert hit.passage is not None and hit.passage.ordinal and hit.passage.ordinal > 0
+    text = session.card("shell").text
+    assert "ulimit" in text[hit.passage.start : hit.passage.end]
+    retrieval = ranking.retrieval
+    assert retrieval is not None and retrieval.passages is not None
+    assert retrieval.passages["window"] == 200
+    assert retrieval.passages["digest"] == DEFAULT_RECIPE.digest
+    card_level = session.card_level().rank("file descriptor limit", "semantic", limit=3)
+    assert card_level.retrieval is not None and card_level.retrieval.passages is None
+    assert all(h.passage is None for h in card_level.hits)
+    shell_card = card_level.hit("shell")
+    assert shell_card is None or shell_card.score < hit.score
+    hybrid = session.query("file descriptor limit", limit=3).hybrid
+    assert hybrid.hit("shell") is not None and hybrid.hit("shell").passage == hit.passage
+
+
+def test_an_index_without_passages_reads_as_before() -> None:
+    session = Session.load(Path("fixtures/birds"))
+    assert session.index is not None and session.index.passages is None
+    ranking = session.rank("night hunting birds", "semantic", limit=3)
+    assert ranking.retrieval is not None and "passages" not in ranking.retrieval.to_json()
+    assert all("passage" not in h.to_json() for h in ranking.hits)
+
+
+# ----------------------------------------------------------------- float16 held, float32 cut
+
+DIMS = 64
+
+
+def near_tie_index(root: Path, n_cards: int = 60, per_card: int = 7) -> np.ndarray:
+    """Cards whose passages score within 1e-5 of each other against one stored query:
+    far closer than float16 can tell apart. Returns the full float32 passage matrix."""
+    rng = np.random.default_rng(7)
+    cards = {f"c{i:03d}": f"card {i}" for i in range(n_cards)}
+    write_vault(root, cards)
+    vault = load_vault(root)
+    q = unit(rng.standard_normal(DIMS))
+
+    def at(score: float) -> np.ndarray:
+        u = rng.standard_normal(DIMS)
+        u -= (u @ q) * q
+        u /= np.linalg.norm(u)
+        return unit(score * q.astype(np.float64) + np.sqrt(1 - score**2) * u)
+
+    writer = IndexWriter(index_of(root), ModelRow("test/model", "rev-1", DIMS),
+                         MetaRow(vault=root.name, built_at=STAMP), DEFAULT_RECIPE)
+    rows = []
+    with writer:
+        for i, card in enumerate(vault.cards):
+            writer.add_cards([CardRow(card.name, card.path, card.content_hash, pack(at(0.2)))])
+            chunks = []
+            for o in range(per_card):
+                v = at(0.5 + rng.integers(0, 40) * 1e-6 + (0.1 if i % 10 == 0 else 0.0))
+                rows.append(v)
+                chunks.append(ChunkRow(card.name, o, 0, 1, pack(v)))
+            writer.add_chunks(chunks)
+        writer.add_queries([QueryRow("q", pack(q))])
+        writer.commit()
+    return np.asarray(rows)
+
+
+@pytest.mark.parametrize("hold", ["float16", "float32"])
+def test_held_passages_rank_bit_for_bit_as_float32(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hold: str
+) -> None:
+    monkeypatch.setattr(passages_module, "HOLD", hold)
+    root = tmp_path / "ties"
+    full = near_tie_index(root)
+    session = Session.load(root, cache_dir=tmp_path / "cache")
+    assert session.index is not None and session.index.passages is not None
+    assert session.index.passages.vectors.dtype == np.dtype(hold)
+    window = session.search.window
+    got = session.rank("q", "semantic", limit=window)
+
+    q64 = np.frombuffer(session.index.queries["q"], "<f4").astype(np.float64)
+    per_card = exact_dots(full, q64).reshape(len(session.names), -1)
+    cards = exact_dots(session.index.matrix, q64)
+    reference = np.maximum(cards, per_card.max(axis=1))
+    want, _ = rank(reference, session.names, window)
+    assert [(h.card, h.score) for h in got.hits] == [(h.card, h.score) for h in want]
+    for h in got.hits:  # the answering passage is the float32 best one
+        assert h.passage is not None
+        assert h.passage.ordinal == int(np.argmax(per_card[session.names.index(h.card)]))
+    # the test can fail: float16 alone orders these cards otherwise
+    half = full.astype(np.float16).astype(np.float32) @ q64.astype(np.float32)
+    approx = np.maximum(cards, half.reshape(len(session.names), -1).max(axis=1))
+    rough, _ = rank(approx.astype(np.float64), session.names, window)
+    assert [h.card for h in rough] != [h.card for h in want]
+
+
+# ----------------------------------------------------------------- verify and the reader
+
+
+def edit(path: Path, sql: str, *args: object) -> None:
+    with sqlite3.connect(path) as conn:
+        conn.execute(sql, args)
+
+
+def test_verify_names_every_passage_problem(built: Path) -> None:
+    index = index_of(built)
+    edit(index, "UPDATE chunk SET end_char = 999999 WHERE card = 'shell' AND ordinal = 1")
+    edit(index, "UPDATE chunk SET embedding = ? WHERE card = 'shell' AND ordinal = 2",
+         pack(np.full(384, 0.5, dtype=np.float32)))
+    edit(index, "DELETE FROM chunk WHERE card = 'heron'")
+    edit(index, "INSERT INTO chunk VALUES ('gone', 0, 0, 5, ?)", pack(unit(np.ones(384))))
+    report = verify(built, index)
+    kinds = {(p.kind, p.name) for p in report.problems}
+    assert ("passage_offsets", "shell") in kinds
+    assert ("passage_not_unit", "shell") in kinds
+    assert ("passages_absent", "heron") in kinds
+    assert ("passages_orphan", "gone") in kinds
+    messages = [p.message for p in report.problems]
+    assert "passage 2 of `shell` has a stored vector that is not finite and unit length" in messages
+
+
+def test_the_reader_warns_as_for_cards_and_refuses_an_unknown_recipe(
+    built: Path, tmp_path: Path
+) -> None:
+    index = index_of(built)
+    edit(index, "DELETE FROM chunk WHERE card = 'heron'")
+    edit(index, "UPDATE chunk SET embedding = ? WHERE card = 'shell' AND ordinal = 2",
+         pack(np.full(384, 0.5, dtype=np.float32)))
+    session = Session.load(built, cache_dir=tmp_path / "c1")
+    messages = [w.message for w in session.warnings]
+    assert any(m.startswith("1 card has no passages in the index") for m in messages)
+    assert any(m.startswith("passage 2 of `shell` has a stored vector that is not finite")
+               for m in messages)
+    assert session.rank("file descriptor limit", "semantic").ok
+    edit(index, "UPDATE chunk_recipe SET window = 512")
+    refused = Session.load(built, cache_dir=tmp_path / "c2").rank("file descriptor limit",
+                                                                  "semantic")
+    assert refused.refusal is not None
+    assert "passage recipe is not one this tool knows" in refused.refusal.message
+
+
+# ----------------------------------------------------------------- the commands
+
+
+def test_query_json_and_eval_carry_the_passages(built: Path, tmp_path: Path, capsys) -> None:
+    import json
+
+    from hqltui.cli import main
+
+    code = main(["query", str(built), "file descriptor limit", "--mode", "semantic", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0
+    semantic = data["arms"]["semantic"]
+    top = semantic["hits"][0]
+    assert top["card"] == "shell" and set(top["passage"]) == {"ordinal", "start", "end"}
+    text = load_vault(built).by_name["shell"].text
+    assert "ulimit" in text[top["passage"]["start"] : top["passage"]["end"]]
+    assert semantic["retrieval"]["passages"]["digest"] == DEFAULT_RECIPE.digest
+    main(["query", str(built), "file descriptor limit", "--mode", "semantic", "--limit", "1"])
+    human = capsys.readouterr().out
+    assert f"passage {top['passage']['ordinal']} [" in human and "best of" in human
+    queries = tmp_path / "q.toml"
+    queries.write_text('[[query]]\ntext = "file descriptor limit"\nrelevant = ["shell"]\n'
+                       'kind = "keyword"\n')
+    assert main(["eval", str(built), str(queries), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert {"semantic", "semantic[cards]"} <= set(report["overall"])
+    assert report["overall"]["semantic"]["hit@1"] == 1.0

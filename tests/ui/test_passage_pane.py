@@ -1,0 +1,59 @@
+"""The card pane with passages: the passage that answered is marked, and scrolled to."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from hqltui.ui.widgets.panes import CardDetail
+from producer.embedders.local import packaged_embedder
+from tests.retrieval_helpers import write_vault
+from tests.test_passages import LONG, real_build
+from tests.ui.conftest import SIZE, settle, type_query
+
+pytestmark = pytest.mark.anyio
+
+QUERY = "file descriptor limit"
+
+
+@pytest.fixture
+def shell(tmp_path: Path) -> Path:
+    root = write_vault(tmp_path / "v", {"shell": LONG, "owl": "A bird that hunts after dark.",
+                                        "heron": "A bird that wades in marshes."})
+    real_build(root, packaged_embedder(), passages=True, queries=[QUERY])
+    return root
+
+
+async def test_the_answering_passage_is_marked_and_scrolled_to(make_app, shell: Path) -> None:
+    app = make_app(shell)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, QUERY)
+        await pilot.press("escape", "2")  # the semantic column; its first row is the shell
+        await settle(pilot)
+        semantic = app.main.column("semantic")
+        assert semantic.names[0] == "shell" and app.selected == "shell"
+        hit = app.answer.semantic.hit("shell")
+        assert hit is not None and hit.passage is not None and hit.passage.ordinal
+        pane = app.main.query_one(CardDetail)
+        passage = pane.query_one(".detail-passage")
+        assert passage.display
+        text = pane.shown.after  # the body from the passage's first line on
+        marked = "".join(text.plain[s.start : s.end] for s in text.spans
+                         if s.style == app.palette.passage)
+        assert "ulimit builtin" in marked and "Resource limits" in marked
+        body = app.session.card("shell").body
+        skip = len(app.session.card("shell").text) - len(body)
+        assert marked.startswith(body[hit.passage.start - skip :][:20])
+        console = Console(width=200, record=True, file=io.StringIO())
+        console.print(pane.shown.before)
+        detail = console.export_text()
+        assert f"answered by: passage {hit.passage.ordinal}, characters" in detail
+        for _ in range(20):  # the scroll happens after the pane's next refresh
+            if pane.scroll_y > 0:
+                break
+            await settle(pilot)
+        assert pane.scroll_y > 0  # the pane opened at the passage, not at the card's top
