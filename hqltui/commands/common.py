@@ -78,3 +78,26 @@ def run_command(
         return 0
     except Exception as exc:  # noqa: BLE001 - no traceback reaches a user
         return refuse(args, label, f"failed: {type(exc).__name__}: {exc}", None)
+
+
+def labelled_session(args: argparse.Namespace, label: str) -> tuple[list[Any], Any] | int:
+    """``eval`` and ``tune``: the labelled queries and one snapshot of the vault, or the
+    exit status of the refusal already printed (bad queries file, no vault, bad
+    ``[search]``: fusion needs its settings)."""
+    from pathlib import Path
+
+    from hqltui.core.evaluation import QueriesError, read_queries
+    from hqltui.core.session import Session
+
+    try:
+        queries = read_queries(Path(args.queries))
+        session = Session.load(args.vault)
+    except QueriesError as exc:
+        return refuse(args, label, str(exc), f"fix {args.queries}")
+    except (NotADirectoryError, FileNotFoundError) as exc:
+        return refuse(args, label, str(exc), "name an existing vault directory")
+    if "search" in session.config.errors:
+        config = session.config
+        fix = config.file_fix or f"edit [search] in {config.file.name}"
+        return refuse(args, label, config.errors["search"], fix)
+    return queries, session

@@ -29,10 +29,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
-from hqltui.commands.common import USAGE, Parser, UsageError, refuse, run_command
+from hqltui.commands.common import (
+    USAGE,
+    Parser,
+    UsageError,
+    labelled_session,
+    run_command,
+)
 from hqltui.core.evaluation import (
     DEPTH,
     LabelledQuery,
@@ -124,24 +129,16 @@ def parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hqltui.core.session import Session
 
     try:
         fusion_entries(args.fusion, FusionConfig())  # usage errors before any loading
     except UsageError as exc:
         print(exc, file=sys.stderr)
         return USAGE
-    try:
-        queries = read_queries(Path(args.queries))
-        session = Session.load(args.vault)
-    except QueriesError as exc:
-        return refuse(args, "hql-tui", str(exc), f"fix {args.queries}")
-    except (NotADirectoryError, FileNotFoundError) as exc:
-        return refuse(args, "hql-tui", str(exc), "name an existing vault directory")
-    if "search" in session.config.errors:
-        config = session.config
-        fix = config.file_fix or f"edit [search] in {config.file.name}"
-        return refuse(args, "hql-tui", config.errors["search"], fix)
+    loaded = labelled_session(args, "hql-tui")
+    if isinstance(loaded, int):
+        return loaded
+    queries, session = loaded
     unknown = sorted(
         {n for q in queries for n in q.relevant + q.decoys if n not in session.vault.by_name}
     )

@@ -15,10 +15,9 @@ import argparse
 import difflib
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
-from hqltui.commands.common import Parser, positive_int, refuse, run_command
+from hqltui.commands.common import Parser, labelled_session, positive_int, refuse, run_command
 from producer.terminal import shown, shown_lines
 
 SHOWN_ROWS = 15
@@ -77,22 +76,13 @@ def as_json(result: Any) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from hqltui.core.configure import preview_search, write_search
-    from hqltui.core.evaluation import QueriesError, read_queries
-    from hqltui.core.session import Session
     from hqltui.core.tune import TooFewQueries, search_settings, tune
     from producer.config import ConfigError
 
-    try:
-        queries = read_queries(Path(args.queries))
-        session = Session.load(args.vault)
-    except QueriesError as exc:
-        return refuse(args, "hql-tui tune", str(exc), f"fix {args.queries}")
-    except (NotADirectoryError, FileNotFoundError) as exc:
-        return refuse(args, "hql-tui tune", str(exc), "name an existing vault directory")
-    if "search" in session.config.errors:
-        config = session.config
-        fix = config.file_fix or f"edit [search] in {config.file.name}"
-        return refuse(args, "hql-tui tune", config.errors["search"], fix)
+    loaded = labelled_session(args, "hql-tui tune")
+    if isinstance(loaded, int):
+        return loaded
+    queries, session = loaded
     try:
         result = tune(session, queries, grid=args.grid, folds=args.folds, live=args.live)
     except TooFewQueries as exc:
