@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from producer.parse_cache import cache_file, load_entries, save_entries
+from producer.parse_cache import cache_file, load_entries, save_seen
 from producer.vault import (
     NOT_HMD_NOTICE,
     assign_names,
@@ -104,12 +104,7 @@ class DigestCache:
 
     def save(self) -> None:
         """Write the cache (dropping files no longer seen); failures only cost speed."""
-        gone = self.entries.keys() - self.seen
-        if not self.dirty and not gone:
-            return
-        for key in gone:
-            del self.entries[key]
-        save_entries(self.file, FORMAT, self.entries)
+        save_seen(self.file, FORMAT, self.entries, self.seen, self.dirty)
         self.dirty = False
 
 

@@ -66,13 +66,19 @@ class ParseCache:
 
     def save(self) -> None:
         """Write the cache (dropping files no longer seen); failures only cost speed."""
-        gone = self.entries.keys() - self.seen
-        if not self.dirty and not gone:
-            return
-        for key in gone:
-            del self.entries[key]
-        save_entries(self.file, FORMAT, self.entries)
+        save_seen(self.file, FORMAT, self.entries, self.seen, self.dirty)
         self.dirty = False
+
+
+def save_seen(file: Path, version: int, entries: dict, seen: set[str], dirty: bool) -> None:
+    """Drop the entries of files not seen this time, and write the cache if anything
+    changed: the one save rule of every per-file cache."""
+    gone = entries.keys() - seen
+    if not dirty and not gone:
+        return
+    for key in gone:
+        del entries[key]
+    save_entries(file, version, entries)
 
 
 def load_entries(file: Path, version: int) -> dict:
