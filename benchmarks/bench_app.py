@@ -37,6 +37,7 @@ from pathlib import Path
 
 from benchmarks.generate import generate_index, generate_vault, sample_queries
 from benchmarks.report import median, write_report
+from hqltui.ui.marks import text_id
 
 BUDGET_PAINT = 1.0
 BUDGET_SHOWN = 3.0
@@ -77,8 +78,12 @@ def write_labels(root: Path, queries: list[str]) -> Path:
     return path
 
 
-def read_marker(path: Path) -> list[tuple[str, float, bool]]:
-    """Every marker line the app wrote: (event, wall-clock time, torch imported by then)."""
+Marker = tuple[str, float, bool, str]  # event, wall-clock time, torch imported, note
+
+
+def read_marker(path: Path) -> list[Marker]:
+    """Every marker line the app wrote: (event, wall-clock time, torch imported by then,
+    note: ``q=<text id>`` on ``answer-painted`` lines, else empty)."""
     try:
         lines = path.read_text().splitlines()
     except OSError:
@@ -86,14 +91,15 @@ def read_marker(path: Path) -> list[tuple[str, float, bool]]:
     out = []
     for line in lines:
         parts = line.split()
-        if len(parts) == 3:
-            out.append((parts[0], float(parts[1]), parts[2] == "torch=1"))
+        if len(parts) in (3, 4):
+            note = parts[3] if len(parts) == 4 else ""
+            out.append((parts[0], float(parts[1]), parts[2] == "torch=1", note))
     return out
 
 
-def _first(lines: list[tuple[str, float, bool]]) -> dict[str, tuple[float, bool]]:
+def _first(lines: list[Marker]) -> dict[str, tuple[float, bool]]:
     events: dict[str, tuple[float, bool]] = {}
-    for name, at, torch in lines:
+    for name, at, torch, _ in lines:
         events.setdefault(name, (at, torch))
     return events
 
@@ -119,7 +125,7 @@ def _drain(master: int, seconds: float) -> None:
                 return
 
 
-def _wait_for(master: int, marker: Path, done, timeout: float) -> list[tuple[str, float, bool]]:
+def _wait_for(master: int, marker: Path, done, timeout: float) -> list[Marker]:
     """Drain the terminal until ``done(marker lines)`` or the timeout; the lines last read."""
     deadline = time.monotonic() + timeout
     lines = read_marker(marker)
@@ -130,17 +136,23 @@ def _wait_for(master: int, marker: Path, done, timeout: float) -> list[tuple[str
 
 
 def _count(marker: Path) -> int:
-    return sum(e == "answer-painted" for e, _, _ in read_marker(marker))
+    return len(read_marker(marker))
 
 
-def _answers_after(master: int, marker: Path, before: int, timeout: float = 30.0) -> float:
-    """Wall-clock time of the first ``answer-painted`` marker after the first ``before``."""
-    lines = _wait_for(master, marker, lambda ls: sum(
-        e == "answer-painted" for e, _, _ in ls) > before, timeout)
-    painted = [at for e, at, _ in lines if e == "answer-painted"][before:]
-    if not painted:
-        raise RuntimeError(f"no answer painted within {timeout:g} s")
-    return painted[0]
+def _answer_to(master: int, marker: Path, text: str, after: int,
+               timeout: float = 30.0) -> float:
+    """Wall-clock time of the first ``answer-painted`` marker for ``text`` among the marker
+    lines after the first ``after``: an answer to an older text painted late (the app is
+    still catching up with earlier keys) is not this one's."""
+    note = f"q={text_id(text)}"
+
+    def painted(lines: list[Marker]) -> list[float]:
+        return [at for e, at, _, n in lines[after:] if e == "answer-painted" and n == note]
+
+    found = painted(_wait_for(master, marker, painted, timeout))
+    if not found:
+        raise RuntimeError(f"no answer to {text!r} painted within {timeout:g} s")
+    return found[0]
 
 
 def _reap(proc: subprocess.Popen, master: int, timeout: float) -> int:
@@ -162,9 +174,11 @@ def run_on_pty(
 
     For each query, all but its last character go in one burst and the app's answer to
     that prefix is awaited (so the index should store the prefixes too, or the app embeds
-    them live); then the last key is timed from its write to the app's next
-    ``answer-painted`` marker (the refresh after the three columns show the answer, the
-    50 ms debounce included); ctrl+u clears the query.
+    them live); then the last key is timed from its write to the ``answer-painted``
+    marker of the answer to the whole text (the refresh after the three columns show it,
+    the debounce included); ctrl+u clears the query and its empty answer is awaited.
+    Markers name the text they answer (``q=``), so an answer to an older text that a
+    busy app paints late is never taken for the one awaited.
     """
     marker = Path(tempfile.mkstemp(prefix="hql-ready-")[1])
     marker.write_text("")
@@ -183,18 +197,22 @@ def run_on_pty(
     peak = 0
     try:
         lines = _wait_for(master, marker, lambda ls: any(
-            e in ("vault-loaded", "vault-failed") for e, _, _ in ls), timeout)
-        loaded = any(e == "vault-loaded" for e, _, _ in lines)
+            e in ("vault-loaded", "vault-failed") for e, *_ in ls), timeout)
+        loaded = any(e == "vault-loaded" for e, *_ in lines)
         for text in queries if loaded else ():
-            # All but the last key in one burst; wait for its answer and for quiet.
+            # All but the last key in one burst; wait for the answer to that prefix and
+            # for quiet.
+            before = _count(marker)
             os.write(master, text[:-1].encode("utf-8"))
-            _answers_after(master, marker, _count(marker))
+            _answer_to(master, marker, text[:-1], before)
             _drain(master, 0.3)
             before = _count(marker)
             sent = time.time()
             os.write(master, text[-1].encode("utf-8"))
-            keys.append((_answers_after(master, marker, before) - sent) * 1000)
-            os.write(master, b"\x15")  # ctrl+u: clear the query
+            keys.append((_answer_to(master, marker, text, before) - sent) * 1000)
+            before = _count(marker)
+            os.write(master, b"\x15")  # ctrl+u: clear the query, and wait for the empty answer
+            _answer_to(master, marker, "", before)
             _drain(master, 0.3)
         os.write(master, b"\x11")  # ctrl+q
         peak = _reap(proc, master, 10.0)
