@@ -274,7 +274,7 @@ class HqlApp(App[int]):
             # Edited in another window: the marks and metrics follow the file.
             state = replace(state, labels=load_labels(labels.path, pending_of(labels)))
         self.state = state
-        self._paint()
+        self._paint(detail_later=True)
         if not partial:
             self.call_after_refresh(self.marks.answer_painted, self.marks.answer_shown(), text)
 
@@ -556,10 +556,15 @@ class HqlApp(App[int]):
         if self.is_running and self.state.session is not None:
             self._paint_status()
 
-    def _paint(self, cards: bool = False, columns: bool = True) -> None:
+    def _paint(self, cards: bool = False, columns: bool = True,
+               detail_later: bool = False) -> None:
         if cards:
             self._paint_status()
-        self.main.paint(self.state, self.palette, self.keys, cards=cards, columns=columns)
+        self.main.paint(self.state, self.palette, self.keys, cards=cards, columns=columns,
+                        detail_later=detail_later)
+
+    def on_detail_painted(self, _message: messages.DetailPainted) -> None:
+        self.call_after_refresh(self.marks.ready, "card-painted")
 
     def _paint_status(self) -> None:
         text = views.status_line(self.state, self.palette, self.keys, self.clock())

@@ -1,8 +1,9 @@
 """The one hook the benchmarks read (``benchmarks/bench_app.py``); no effect on the app.
 
 * ``ready(event)``: with ``$HQL_TUI_READY_FILE`` set, appends ``EVENT TIME torch=0|1``
-  (``first-paint``, ``vault-loaded``, ``vault-failed``, and ``answer-painted`` after
-  each complete answer is drawn): when the app reached that point, and whether torch
+  (``first-paint``, ``vault-loaded``, ``vault-failed``, ``answer-painted`` after
+  each complete answer's columns are drawn, ``card-painted`` after the card pane that
+  follows them): when the app reached that point, and whether torch
   or transformers had been imported by then (a benchmark on a real terminal reads it);
   ``answer-painted`` lines end with ``q=`` and the CRC-32 of the answered query's text
   (``text_id``), so a benchmark waits for the answer to what it typed, not for a late

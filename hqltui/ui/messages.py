@@ -24,6 +24,10 @@ class MainScreenReady(Message):
     """The main screen's widgets exist: paint, then load."""
 
 
+class DetailPainted(Message):
+    """The card pane of a new answer was drawn, after its columns (the benchmarks' marker)."""
+
+
 class SessionLoaded(Message):
     def __init__(self, session: Session, reason: str) -> None:
         super().__init__()

@@ -1,5 +1,11 @@
 """The query worker: one exclusive thread worker per keystroke burst (debounced).
 
+The debounce waits only inside a burst: a keystroke after a quiet spell (no key for
+the debounce) is answered at once, and keys that follow it within the debounce wait
+for the burst to end. Typing at a human pace thus never waits for the timer, and a
+paste or a fast burst still runs one query for its last text (plus one for its first
+key).
+
 Each request carries a generation number; the app shows an answer only when it is
 newer than the one on screen (``hqltui.ui.state.with_answer``), so a slow old answer
 never replaces a new one. The first query the index does not hold may load a model:
@@ -8,6 +14,7 @@ the lexical column is posted first, the semantic one says so until it is ready.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -32,11 +39,19 @@ class QueryController:
         self.generation = 0
         self.live_checked = False  # a live query vector was tried: no more partial answers
         self._timer: Timer | None = None
+        self._last_key = -float("inf")  # time.monotonic() of the last keystroke
 
     def later(self, start: Callable[[], None]) -> None:
-        """``start`` after the debounce, unless another keystroke comes first."""
+        """``start`` now after a quiet spell, else after the debounce, unless another
+        keystroke comes first."""
+        now = time.monotonic()
+        quiet = self._timer is None and now - self._last_key >= self.debounce
+        self._last_key = now
         self.cancel()
-        self._timer = self.app.set_timer(self.debounce, start)
+        if quiet:
+            start()
+        else:
+            self._timer = self.app.set_timer(self.debounce, start)
 
     def cancel(self) -> None:
         if self._timer is not None:

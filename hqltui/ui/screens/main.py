@@ -20,7 +20,7 @@ from textual.widgets import Footer, Static
 
 from hqltui.ui import views
 from hqltui.ui.keys import LABEL_BINDINGS
-from hqltui.ui.messages import MainScreenReady
+from hqltui.ui.messages import DetailPainted, MainScreenReady
 from hqltui.ui.widgets.cards import CardList
 from hqltui.ui.widgets.engine import EngineRow
 from hqltui.ui.widgets.jobs import JobsPanel
@@ -68,6 +68,8 @@ class MainScreen(Screen[None]):
         self.jobs_hint = jobs_hint  # the empty jobs panel's line, with the active keys
         self.focus_later: str | None = None  # a column asked for while it was busy
         self._warnings_said: object = None  # what the warnings strip shows now
+        self._label_said: object = None  # what the label line shows now
+        self._detail_pending: tuple[ScreenState, Palette] | None = None  # paint_detail_later
 
     def compose(self) -> ComposeResult:
         yield StatusLine("loading vault…", id="status")
@@ -100,8 +102,13 @@ class MainScreen(Screen[None]):
     # --------------------------------------------------------------- painting
 
     def paint(self, state: ScreenState, p: Palette, keys: Keys, *, cards: bool = False,
-              columns: bool = True) -> None:
-        """``state`` in the columns, the warnings strip and the card pane (and the list)."""
+              columns: bool = True, detail_later: bool = False) -> None:
+        """``state`` in the columns, the warnings strip and the card pane (and the list).
+
+        ``detail_later`` (a new answer): the card pane waits for the refresh that draws
+        the columns, and only the newest such state is drawn, so a keystroke's columns
+        are not held back by laying out a card's preview, and a burst of answers lays
+        out one."""
         if cards:
             rows = [(name, state.statuses.get(name, "")) for name in state.card_names()]
             self.query_one(CardList).palette = p
@@ -111,7 +118,19 @@ class MainScreen(Screen[None]):
             if state.answer is not None:
                 self.query_one(CardList).select(state.selected)
         self.paint_warnings(state, p, keys)
-        self.show_detail(views.detail_pane(state, p))
+        if detail_later:
+            waiting = self._detail_pending is not None
+            self._detail_pending = (state, p)
+            if not waiting:
+                self.call_after_refresh(self._paint_pending_detail)
+        else:
+            self.show_detail(views.detail_pane(state, p))
+
+    def _paint_pending_detail(self) -> None:
+        if self._detail_pending is not None:
+            state, p = self._detail_pending
+            self.show_detail(views.detail_pane(state, p))
+            self.post_message(DetailPainted())
 
     def paint_loading(self, state: ScreenState, p: Palette, keys: Keys) -> None:
         """Start-up, before the vault is read: every pane says so."""
@@ -132,6 +151,7 @@ class MainScreen(Screen[None]):
         self.query_one(StatusLine).update(text)
 
     def show_detail(self, detail: RenderableType) -> None:
+        self._detail_pending = None  # what is shown now replaces any pane still waiting
         self.query_one(CardDetail).show(detail)
 
     def paint_columns(self, shown: dict[str, Column], state: ScreenState, p: Palette,
@@ -158,8 +178,9 @@ class MainScreen(Screen[None]):
         line = views.label_line(state, p, keys)
         box = self.query_one("#label-line", Static)
         box.display = line is not None
-        if line is not None:
-            box.update(line)
+        if line is not None and line != self._label_said:
+            box.update(line, layout=False)  # one line (CSS)
+        self._label_said = line
 
     def paint_warnings(self, state: ScreenState, p: Palette, keys: Keys) -> None:
         """The strip, drawn again only when what it says changed (most answers bring the

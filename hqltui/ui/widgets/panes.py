@@ -53,4 +53,4 @@ class CardDetail(VerticalScroll):
         body.update(renderable)
         rest.update("")
         rest.display = False
-        self.scroll_home(animate=False)
+        self.scroll_home(animate=False, immediate=True)

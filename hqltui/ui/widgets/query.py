@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from textual.binding import Binding
+from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.widgets import Input
 
 
 class QueryInput(Input):
     BINDING_GROUP_TITLE = "Query"
+    # Input sets its virtual width to the text's on every key; the query line is one row
+    # of fixed size (CSS), so that needs a repaint, not a layout of the whole screen.
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
     BINDINGS = [
         Binding("up", "history(-1)", "older query", show=False, id="query.history-back"),
         Binding("down", "history(1)", "newer query", show=False, id="query.history-forward"),

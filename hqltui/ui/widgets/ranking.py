@@ -52,6 +52,8 @@ class RankingColumn(Vertical):
         self._names: list[str] = []
         self._rows: list[Row] = []
         self._width = 0
+        self._title_shown: Text | str | None = None
+        self._header_width: int | None = None
 
     def compose(self) -> ComposeResult:
         yield Label(self._title, classes="column-title")
@@ -75,8 +77,16 @@ class RankingColumn(Vertical):
         return None
 
     def set_title(self, title: Text | str) -> None:
-        """One line, or two when the query is labelled (its metrics); never wrapped (CSS)."""
-        self.query_one(".column-title", Label).update(title)
+        """One line, or two when the query is labelled (its metrics); never wrapped (CSS).
+
+        Drawn again only when it changed, and laid out again only when its number of
+        lines did: a layout of the whole screen on every keystroke is most of its cost."""
+        if title == self._title_shown:
+            return
+        lines = str(title).count("\n")
+        relayout = self._title_shown is None or lines != str(self._title_shown).count("\n")
+        self._title_shown = title
+        self.query_one(".column-title", Label).update(title, layout=relayout)
 
     def show_message(self, message: Text | str, kind: str) -> None:
         """Replace the hits with one message; ``kind``: empty, none, refusal or busy."""
@@ -116,8 +126,10 @@ class RankingColumn(Vertical):
 
     def _fill(self, selected: str | None) -> None:
         width = self._width = self._fit()
-        header = Text(" #  card".ljust(RANK_W + width) + "score".rjust(SCORE_W))
-        self.query_one(".column-header", Static).update(header)
+        if width != self._header_width:  # one line (CSS): it changes only with the width
+            self._header_width = width
+            header = Text(" #  card".ljust(RANK_W + width) + "score".rjust(SCORE_W))
+            self.query_one(".column-header", Static).update(header, layout=False)
         cursor = self._names.index(selected) if selected in self._names else None
         self.table.set_rows([self._line(r, width) for r in self._rows], cursor)
 

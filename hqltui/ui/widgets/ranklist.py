@@ -70,7 +70,9 @@ class RankList(ScrollView, can_focus=True):
         self.virtual_size = Size(self.size.width, len(rows))
         self.set_reactive(RankList.show_cursor, cursor is not None)
         self.set_reactive(RankList.cursor, min(cursor or 0, max(len(rows) - 1, 0)))
-        self.scroll_to(y=0, animate=False)
+        # Scrolled now, not after the next refresh: one refresh draws the new rows where
+        # they belong (a deferred scroll costs a second refresh of the screen).
+        self.scroll_to(y=0, animate=False, immediate=True)
         if cursor is not None:
             self._scroll_cursor()
         self.refresh()
@@ -82,6 +84,9 @@ class RankList(ScrollView, can_focus=True):
                 self.set_reactive(RankList.show_cursor, False)
                 self.refresh()
             return
+        top = self.scroll_offset.y
+        if self.show_cursor and cursor == self.cursor and top <= cursor < top + self.size.height:
+            return  # already there and in view: no scroll, no repaint
         self.set_reactive(RankList.show_cursor, True)
         self.set_reactive(RankList.cursor, cursor)
         self._scroll_cursor()
@@ -137,7 +142,8 @@ class RankList(ScrollView, can_focus=True):
 
     def _scroll_cursor(self) -> None:
         if self.size.height:
-            self.scroll_to_region(Region(0, self.cursor, 1, 1), animate=False, force=True)
+            self.scroll_to_region(Region(0, self.cursor, 1, 1), animate=False, force=True,
+                                  immediate=True)
 
     def _move_to(self, row: int) -> None:
         if not self._rows:
