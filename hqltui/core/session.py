@@ -67,7 +67,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -125,11 +125,16 @@ class Answer(Mapping[str, Ranking]):
     query: str
     rankings: dict[str, Ranking]
     lexical_arm: str
-    rrf: Ranking | None = None  # local rrf of the same windows when hybrid is another method
+    # Local rrf of the same windows when hybrid is another method: fused when first
+    # asked for (only the engine row compares with it), not on every keystroke.
+    rrf: Ranking | Callable[[], Ranking] | None = None
 
     @property
     def rrf_hybrid(self) -> Ranking:
         """Hybrid by rrf (the engine's method, so its row compares with this one)."""
+        if callable(self.rrf):
+            object.__setattr__(self, "rrf", self.rrf())
+        assert not callable(self.rrf)
         return self.rrf if self.rrf is not None else self.rankings[HYBRID]
 
     def __getitem__(self, arm: str) -> Ranking:
@@ -498,7 +503,8 @@ class Session:
         rankings[HYBRID] = self.fuse(text, list(scored.values()), limit, config)
         rrf = None
         if config.method != "rrf":
-            rrf = self.fuse(text, list(scored.values()), limit, self.search.fusion_config("rrf"))
+            windows = list(scored.values())
+            rrf = partial(self.fuse, text, windows, limit, self.search.fusion_config("rrf"))
         return Answer(text, rankings, arm, rrf)
 
     def arm_windows(
