@@ -111,6 +111,19 @@ class PtyRun:
     events: dict[str, tuple[float, bool]]  # first of each marker: seconds after spawn, torch
     keys_ms: list[float] = field(default_factory=list)
     peak_rss: int = 0  # bytes (the process's ru_maxrss)
+    # Per timed key: to the card pane drawn after the columns, and the app's CPU time
+    # (user + system, all threads, from /proc: 10 ms ticks) from the key to its columns.
+    cards_ms: list[float] = field(default_factory=list)
+    keys_cpu_ms: list[float] = field(default_factory=list)
+
+
+def _cpu_ms(pid: int) -> float:
+    """The process's user + system CPU time so far, in ms (Linux /proc; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
 def _drain(master: int, seconds: float) -> None:
@@ -155,6 +168,17 @@ def _answer_to(master: int, marker: Path, text: str, after: int,
     return found[0]
 
 
+def _card_after(master: int, marker: Path, at: float, timeout: float = 30.0) -> float:
+    """Wall-clock time of the first ``card-painted`` marker at or after ``at``."""
+    def cards(lines: list[Marker]) -> list[float]:
+        return [t for e, t, _, _ in lines if e == "card-painted" and t >= at]
+
+    found = cards(_wait_for(master, marker, cards, timeout))
+    if not found:
+        raise RuntimeError(f"no card pane painted within {timeout:g} s")
+    return found[0]
+
+
 def _reap(proc: subprocess.Popen, master: int, timeout: float) -> int:
     """Wait for the process (draining its terminal); its peak RSS in bytes, 0 if still alive."""
     end = time.monotonic() + timeout
@@ -178,7 +202,11 @@ def run_on_pty(
     marker of the answer to the whole text (the refresh after the three columns show it,
     the debounce included); ctrl+u clears the query and its empty answer is awaited.
     Markers name the text they answer (``q=``), so an answer to an older text that a
-    busy app paints late is never taken for the one awaited.
+    busy app paints late is never taken for the one awaited. Per timed key also: the
+    time to the card pane drawn after the columns (``card-painted``), and the app's CPU
+    time from the key to its columns seen here (read from /proc in 10 ms ticks, so a
+    little of the card pane's work may be in it): a figure the machine's load changes
+    much less than the wall-clock ones.
     """
     marker = Path(tempfile.mkstemp(prefix="hql-ready-")[1])
     marker.write_text("")
@@ -194,6 +222,8 @@ def run_on_pty(
     )
     os.close(slave)
     keys: list[float] = []
+    cards: list[float] = []
+    cpus: list[float] = []
     peak = 0
     try:
         lines = _wait_for(master, marker, lambda ls: any(
@@ -207,9 +237,13 @@ def run_on_pty(
             _answer_to(master, marker, text[:-1], before)
             _drain(master, 0.3)
             before = _count(marker)
+            cpu = _cpu_ms(proc.pid)
             sent = time.time()
             os.write(master, text[-1].encode("utf-8"))
-            keys.append((_answer_to(master, marker, text, before) - sent) * 1000)
+            answered = _answer_to(master, marker, text, before)
+            cpus.append(_cpu_ms(proc.pid) - cpu)
+            keys.append((answered - sent) * 1000)
+            cards.append((_card_after(master, marker, answered) - sent) * 1000)
             before = _count(marker)
             os.write(master, b"\x15")  # ctrl+u: clear the query, and wait for the empty answer
             _answer_to(master, marker, "", before)
@@ -224,7 +258,7 @@ def run_on_pty(
         events = {name: (at - started, torch) for name, (at, torch) in
                   _first(read_marker(marker)).items()}
         marker.unlink(missing_ok=True)
-    return PtyRun(events, keys, peak)
+    return PtyRun(events, keys, peak, cards, cpus)
 
 
 def start_once(root: Path, cache: Path, timeout: float = 60.0) -> dict[str, tuple[float, bool]]:
@@ -232,7 +266,10 @@ def start_once(root: Path, cache: Path, timeout: float = 60.0) -> dict[str, tupl
     return run_on_pty(root, cache, timeout=timeout).events
 
 
-async def keystrokes(root: Path, queries: list[str], labelled: bool = False) -> list[float]:
+async def keystrokes(root: Path, queries: list[str], labelled: bool = False,
+                     cpu: list[float] | None = None) -> list[float]:
+    """ms from each last key to the paint of its three columns; ``cpu`` gets this
+    process's CPU time over the same span (the app and Pilot, every thread)."""
     from textual.widgets import Input
 
     from hqltui.ui import views
@@ -259,6 +296,7 @@ async def keystrokes(root: Path, queries: list[str], labelled: bool = False) -> 
             await app.workers.wait_for_complete()
             await pilot.pause()
             shown = marks.answers_shown
+            started_cpu = time.process_time()
             started = time.perf_counter()
             await pilot.press(text[-1])
             deadline = time.perf_counter() + 10
@@ -270,6 +308,8 @@ async def keystrokes(root: Path, queries: list[str], labelled: bool = False) -> 
             # The app stamps the refresh that follows the answer; Pilot's own waits are not
             # counted (a key press that changes nothing takes Pilot about 60 ms here).
             timings.append((marks.painted[1] - started) * 1000)
+            if cpu is not None:
+                cpu.append((time.process_time() - started_cpu) * 1000)
             assert app.answer.semantic.ok, app.answer.semantic.refusal
             if labelled:  # the paint timed drew the labels: marks and per-column metrics
                 assert views.column_scores(app.state) is not None, text
@@ -300,7 +340,8 @@ def main() -> None:
     paint = median([r["first-paint"][0] for r in warm])
     shown = median([r["vault-loaded"][0] for r in warm])
     torch_any = any(r[e][1] for r in runs for e in r)
-    keys = asyncio.run(keystrokes(root, queries, labelled=args.labels))
+    cpu: list[float] = []
+    keys = asyncio.run(keystrokes(root, queries, labelled=args.labels, cpu=cpu))
     load_after = os.getloadavg()
     key_ms = median(keys)
     rows = [
@@ -329,7 +370,9 @@ def main() -> None:
             "queries are stored in the index, so no model is loaded; "
             + ("every query labelled (3 relevant, 1 decoy): marks and per-column metrics "
                "drawn" if args.labels else "no labels file"),
-            f"keystroke min {min(keys):.1f} ms, max {max(keys):.1f} ms",
+            f"keystroke min {min(keys):.1f} ms, max {max(keys):.1f} ms; the process's CPU "
+            f"time per key (app and Pilot, every thread) median {median(cpu):.0f} ms, which the "
+            "machine's load changes much less than the wall-clock figures",
             "load average (1, 5, 15 min) before the runs "
             f"{', '.join(f'{x:.2f}' for x in load_before)}, after "
             f"{', '.join(f'{x:.2f}' for x in load_after)}",
