@@ -39,7 +39,7 @@ class Refused(Exception):
 
 
 def snippet(body: str, query: str, width: int = SNIPPET_CHARS) -> str:
-    """At most ``width`` characters of ``body`` around the first token the query shares
+    """At most ``width`` characters of ``body`` around the longest token the query shares
     with it, else the body's start (``hqltui.core.snippets``)."""
     return snippets.snippet(body, query, width)
 

@@ -1,4 +1,4 @@
-"""A hit's snippet: a short piece of its card around the first word it shares with the
+"""A hit's snippet: a short piece of its card around the longest word it shares with the
 query, from the passage that answered when one did.
 
 The MCP ``search`` tool gives each hit a snippet and the app's semantic and hybrid rows
@@ -22,15 +22,20 @@ ELLIPSIS = "…"
 
 def snippet(text: str, query: str, width: int, lead: int | None = None) -> str:
     """At most ``width`` characters of ``text``, whitespace collapsed, starting ``lead``
-    characters (default a third of ``width``) before the first token the query shares with
-    it (tokens as the lexical arms split them), else at its start. A start inside the text
-    is moved to the next word and marked with an ellipsis."""
+    characters (default a third of ``width``) before the first occurrence of the longest
+    token the query shares with it (tokens as the lexical arms split them: "calendar"
+    rather than "on"), else at its start. A start inside the text is moved to the next
+    word and marked with an ellipsis."""
     wanted = set(tokens(query))
-    start = 0
+    first: dict[str, int] = {}
     for a, b in iter_token_spans(text):
-        if text[a:b].lower() in wanted:
-            start = max(0, a - (width // 3 if lead is None else lead))
-            break
+        word = text[a:b].lower()
+        if word in wanted and word not in first:
+            first[word] = a
+    start = 0
+    if first:
+        at = first[max(first, key=lambda w: (len(w), -first[w]))]
+        start = max(0, at - (width // 3 if lead is None else lead))
     if start:
         space = next((i for i in range(start, min(len(text), start + 40)) if text[i].isspace()),
                      None)

@@ -43,7 +43,7 @@ EMPTY = {"lexical": "no lexical match", "semantic": "no semantic match",
          "hybrid": "no match in either arm"}
 # A row's passage snippet before the column cuts it to its width (a third of a wide screen).
 SNIPPET_CHARS = 160
-SNIPPET_LEAD = 12  # characters shown before the first query word the passage holds
+SNIPPET_LEAD = 12  # characters shown before the longest query word the passage holds
 HEADING_MARKS = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]+")
 
 
@@ -270,7 +270,7 @@ def wants_snippets(state: ScreenState, slot: str, ranking: Ranking) -> bool:
 
 def row_snippet(state: ScreenState, hit: Hit, p: Palette) -> Text:
     """The line under a row: the passage that answered (whitespace collapsed, controls made
-    visible, from its first query word), what scored instead, or why it is not quoted."""
+    visible, from its longest query word), what scored instead, or why it is not quoted."""
     passage = hit.passage
     card = state.card(hit.card)
     if passage is None or card is None:

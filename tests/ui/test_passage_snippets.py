@@ -21,7 +21,7 @@ from tests.ui.test_keymap import write_keymap
 pytestmark = pytest.mark.anyio
 
 QUERY = "file descriptor limit"
-HOSTILE_QUERY = "pwned markup"
+HOSTILE_QUERY = "pwned escape"
 # Card text a terminal would obey, and Rich markup, inside the answering passage.
 HOSTILE = LONG.rstrip("\n") + (" Limits \x1b]0;pwned\x07 print as [bold red]markup[/bold red]"
                                "\tstays\n  text.\n")
