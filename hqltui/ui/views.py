@@ -276,7 +276,7 @@ def row_snippet(state: ScreenState, hit: Hit, p: Palette) -> Text:
     if passage is None or card is None:
         return Text("")
     if passage.ordinal is None:
-        return Text("its card vector scored best (the card's beginning)", style=p.muted)
+        return Text("card vector: its beginning", style=p.muted)
     where = f"p{passage.ordinal} "
     stale = state.statuses.get(hit.card) == "stale"
     text = snippets.answered_text(card, passage, stale)
@@ -469,6 +469,9 @@ def _answered(head: Text, passage: Passage, card: Card, stale: bool, p: Palette
     is marked; nor are offsets that are not a span of today's text."""
     which = "its card vector" if passage.ordinal is None else f"passage {passage.ordinal}"
     head.append("\nanswered by: ", style="bold")
+    if passage.ordinal is None and passage.end <= passage.start:  # a card with no passages
+        head.append("its card vector (no passage of this card is in the index)")
+        return None
     where = f"characters {passage.start}–{passage.end}"
     if stale:
         head.append(f"{which}, {where} of the text the index was built from; ")

@@ -175,3 +175,24 @@ def test_stale_passage(snap_compare, make_app, shell: Path) -> None:
         await settle(pilot, rounds=5)
 
     assert snap_compare(make_app(shell), terminal_size=SIZE, run_before=run)
+
+
+async def test_a_card_without_passages_says_its_card_vector_answered(make_app,
+                                                                     shell: Path) -> None:
+    import sqlite3
+
+    with sqlite3.connect(shell / ".hql/index.sqlite") as conn:
+        conn.execute("DELETE FROM chunk WHERE card = 'owl'")
+    app = make_app(shell)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, QUERY)
+        names = app.main.column("semantic").names
+        assert names[:2] == ["shell", "owl"]
+        await pilot.press("escape", "2", "down")
+        await settle(pilot)
+        assert app.selected == "owl"
+        assert "answered by: its card vector (no passage of this card is in the index)" in \
+            pane_text(app)
+        owl = row_lines(app, "semantic")[1].split("\n")[1]
+        assert owl.strip() == "card vector: its beginning"
