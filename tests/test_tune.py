@@ -183,7 +183,8 @@ def test_a_gain_from_one_lucky_fold_keeps_the_incumbent() -> None:
     assert decision is not None and decision.kept and decision.winner.config == INCUMBENT
     assert decision.margin == pytest.approx(0.07)
     assert decision.se > decision.margin
-    assert decision.reason().startswith("kept the configured fusion: the top row beats it by +0.070")
+    assert decision.reason().startswith(
+        "kept the configured fusion: the top row's margin over it is +0.070 ± 0.083")
 
 
 def test_the_incumbent_on_top_is_kept_and_the_order_of_configs_does_not_matter() -> None:

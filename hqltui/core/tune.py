@@ -122,8 +122,8 @@ class Decision:
         if not math.isfinite(self.se):
             return (f"kept the configured fusion: only {self.folds} fold(s) where the arms "
                     "find anything, too few to tell the top row from it")
-        by = (f"the top row beats it by {self.margin:+.3f} ± {self.se:.3f} (per-fold worst-kind "
-              f"ratio, mean ± one standard error over {self.folds} folds)")
+        by = (f"the top row's margin over it is {self.margin:+.3f} ± {self.se:.3f} (per-fold "
+              f"worst-kind ratio, mean ± one standard error over {self.folds} folds)")
         if self.kept:
             return f"kept the configured fusion: {by}; tune changes it only beyond one SE"
         return f"replaces the configured fusion `{self.incumbent.config.label()}`: {by}"
