@@ -217,3 +217,20 @@ def test_tune_scores_the_configured_fusion_even_off_the_grid(session, queries) -
     assert result.decision is not None and result.decision.incumbent.config == configured
     # birds: rrf ranks no paraphrase group card, so the configured adaptive fusion wins
     assert result.best is result.decision.winner and result.best.config == configured
+
+
+def test_cli_keeps_the_configured_fusion_when_the_top_row_wins_by_one_query(capsys) -> None:
+    # birds, default grid: the top row gets one more keyword query to rank 1 than the
+    # configured fusion (one fold of 4): margin +0.125, SE 0.125 — not beyond one SE.
+    code = main(["tune", str(BIRDS), str(BIRDS / "queries.toml"), "--rows", "3"])
+    out, _ = capsys.readouterr()
+    lines = out.splitlines()
+    table_rows = [line for line in lines if line.startswith("| ") and line[2].isdigit()]
+    configured = Session.load(BIRDS).search.fusion_config().label()
+    assert code == 0 and len(table_rows) == 4  # the first 3, then the configured one
+    assert table_rows[-1].endswith("| 0.88 |") and f"`{configured}` (configured)" in table_rows[-1]
+    assert "(configured)" not in "".join(table_rows[:3])
+    assert f"winner: {configured} (worst ratio 0.88)" in lines
+    assert ("kept the configured fusion: the top row's margin over it is +0.125 ± 0.125 "
+            "(per-fold worst-kind ratio, mean ± one standard error over 4 folds); "
+            "tune changes it only beyond one SE") in lines
