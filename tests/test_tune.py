@@ -131,6 +131,10 @@ def test_cli_json(capsys) -> None:
     data = json.loads(out)
     assert code == 0 and data["folds"] == 4 and data["rows"][0]["worst"] >= data["rows"][-1]["worst"]
     assert set(data["rows"][0]["kinds"]) == {"keyword", "paraphrase"}
+    # birds, small grid: the configured fusion tops the table, so it is kept at margin 0
+    assert data["decision"] == {"incumbent": data["rows"][0]["config"], "top": data["winner"],
+                                "kept": True, "margin": 0.0, "se": 0.0, "folds": 4}
+    assert len(data["rows"][0]["by_fold"]) == 4
 
 
 # ------------------------------------------------------------------ the selection rule
