@@ -183,8 +183,8 @@ def run_on_pty(
     peak = 0
     try:
         lines = _wait_for(master, marker, lambda ls: any(
-            e in ("vault-loaded", "vault-failed") for e, _, _ in ls), timeout)
-        loaded = any(e == "vault-loaded" for e, _, _ in lines)
+            e in ("ranking-ready", "vault-failed") for e, _, _ in ls), timeout)
+        loaded = any(e == "ranking-ready" for e, _, _ in lines)
         for text in queries if loaded else ():
             # All but the last key in one burst; wait for its answer and for quiet.
             os.write(master, text[:-1].encode("utf-8"))

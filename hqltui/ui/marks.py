@@ -1,9 +1,13 @@
 """The one hook the benchmarks read (``benchmarks/bench_app.py``); no effect on the app.
 
-* ``ready(event)``: with ``$HQL_TUI_READY_FILE`` set, appends ``EVENT TIME torch=0|1``
-  (``first-paint``, ``vault-loaded``, ``vault-failed``, and ``answer-painted`` after
-  each complete answer is drawn): when the app reached that point, and whether torch
-  or transformers had been imported by then (a benchmark on a real terminal reads it);
+* ``ready(event)``: with ``$HQL_TUI_READY_FILE`` set, appends ``EVENT TIME torch=0|1``:
+  when the app reached that point, and whether torch or transformers had been
+  imported by then (a benchmark on a real terminal reads it). Each is stamped at the
+  refresh after what it names was drawn: ``first-paint`` (the main screen saying
+  "loading vault…"), ``cards-shown`` (the card list, header and warnings of a loaded
+  vault; the columns may still say "ranking…"), ``ranking-ready`` (the index open and
+  the lexical arm built: the columns rank, or invite a query), ``vault-failed``, and
+  ``answer-painted`` after each complete answer;
 * ``painted``: ``(count, perf_counter)`` of the newest complete answer to reach the
   screen, stamped at the refresh that follows it (the keystroke benchmark).
 """

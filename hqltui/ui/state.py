@@ -53,6 +53,9 @@ class ScreenState:
     selected: str | None = None
     pinned: bool = False  # the user chose ``selected`` since the query was last edited
     labels: Labels | None = None  # the vault's labels file (None: not read yet)
+    # What is being made before the columns can rank ("opening the index", "building
+    # bm25"); None once the session can rank with ``lexical``.
+    preparing: str | None = None
 
     @property
     def labelled_text(self) -> str:
