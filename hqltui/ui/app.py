@@ -350,7 +350,7 @@ class HqlApp(App[int]):
         self.state = state
         self._paint()
         if not partial:
-            self.call_after_refresh(self.marks.answer_painted, self.marks.answer_shown())
+            self.call_after_refresh(self.marks.answer_painted, self.marks.answer_shown(), text)
 
     # -------------------------------------------------------------- choices
 

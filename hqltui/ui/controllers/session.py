@@ -92,6 +92,7 @@ class SessionController:
             session = Session.load(self.vault, clock=self.clock, open_index=not staged)
         if not staged:
             session.prepare(arm)
+        session.warnings  # noqa: B018 - made here, off the UI thread (the link check is long)
         return session
 
     def prepare(self, session: Session, arm: str) -> None:
@@ -101,7 +102,12 @@ class SessionController:
             def said(step: str) -> None:
                 self.app.post_message(SessionStage(session, arm, step))
 
-            if self._in_daemon(lambda: session.prepare(arm, said) or True) is not None:
+            def ready() -> bool:
+                session.prepare(arm, said)
+                session.warnings  # noqa: B018 - the index's, made off the UI thread
+                return True
+
+            if self._in_daemon(ready) is not None:
                 self.app.post_message(RankingReady(session, arm))
 
         self._run(work, "prepare", f"prepare {arm}")
