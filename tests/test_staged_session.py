@@ -71,6 +71,8 @@ def test_the_cards_stage_shows_cards_without_waiting_for_the_index(vault: Path) 
     summary = session.index_summary()
     assert (summary.state, summary.fresh, summary.stale) == ("ok", 2, 1)
     assert [w.kind for w in session.warnings if w.kind == "stale"] == ["stale"]
+    assert session.card_statuses() == {
+        "barn-owl": "fresh", "grey-heron": "stale", "tawny-owl": "fresh"}
 
 
 def test_a_query_on_the_cards_stage_opens_the_index_itself(vault: Path) -> None:

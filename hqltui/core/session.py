@@ -58,6 +58,7 @@ bm25 never builds the hashbag matrix.
 ``session.card_status(name) -> "fresh" | "stale" | "missing"``
     The card's state in the semantic index (``missing`` also when there is no
     usable index). ``KeyError`` for a name that is not a card.
+    ``session.card_statuses()``: every card's, by name.
 
 ``session.index_summary() -> IndexSummary``
     ``state`` (``ok`` | ``none`` | ``refused``, or ``opening`` while the index is
@@ -336,6 +337,14 @@ class Session:
     def card_status(self, name: str) -> str:
         position = self._position[name]
         return "missing" if self.index is None else self.index.status(position)
+
+    def card_statuses(self) -> dict[str, str]:
+        """Every card's ``card_status`` at once, by name (the app's card list: one look
+        at the index, not one per card)."""
+        ix = self.index
+        if ix is None:
+            return dict.fromkeys(self.names, "missing")
+        return {name: ix.status(at) for at, name in enumerate(self.names)}
 
     def needs_live_vector(self, text: str) -> bool:
         """True when the semantic arm would need a live embedding of ``text``.

@@ -131,8 +131,10 @@ def loaded(state: ScreenState, session: Session) -> ScreenState:
     """A new session on screen: its index summary and each card's index status."""
     summary = session.index_summary()
     ok = summary is not None and summary.state == "ok"
-    names = [card.name for card in session.vault.cards]
-    statuses = {name: (session.card_status(name) or "") if ok else "" for name in names}
+    if ok:
+        statuses = session.card_statuses()
+    else:
+        statuses = dict.fromkeys((card.name for card in session.vault.cards), "")
     return replace(state, session=session, load_error=None, summary=summary, statuses=statuses)
 
 
