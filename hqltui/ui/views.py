@@ -96,6 +96,8 @@ def status_line(state: ScreenState, p: Palette, keys: Keys, now: datetime) -> Te
         elif summary is not None and summary.state == "refused":
             out.append("index unusable", style=p.error)
             out.append(" — see warnings", style=p.muted)
+        elif summary is not None and summary.state == "opening":
+            out.append("index opening…", style=p.muted)
         else:
             out.append("no index", style=p.warning)
             out.append(f" — build one: press {keys.hint('jobs.build')}", style=p.muted)
@@ -229,8 +231,15 @@ def message_columns(text: str, style: str, kind: str) -> dict[str, Column]:
     return {slot: Column(message=Text(text, style=style), kind=kind) for slot in SLOTS}
 
 
+def preparing_text(step: str) -> str:
+    """What every column says while the session is made ready to rank."""
+    return f"ranking… {step}"
+
+
 def columns(state: ScreenState, p: Palette, keys: Keys) -> dict[str, Column]:
     """Each column's rows with their badges, or its one message (waiting, refused, none)."""
+    if state.preparing is not None:
+        return message_columns(preparing_text(state.preparing), p.muted, "busy")
     if state.answer is None:
         return message_columns("type a query to rank the cards", p.muted, "empty")
     rankings = state.rankings()
@@ -419,6 +428,8 @@ def card_detail(state: ScreenState, name: str, p: Palette, full: bool) -> Render
     head.append("index: ", style="bold")
     if not status and state.summary is not None and state.summary.state == "refused":
         head.append("index unusable (see warnings)", style=p.error)  # a file is there
+    elif not status and state.summary is not None and state.summary.state == "opening":
+        head.append("index opening…", style=p.muted)
     else:
         head.append(status or "no index",
                     style={"stale": p.warning, "missing": p.error}.get(status, p.muted))
