@@ -195,7 +195,10 @@ def main() -> None:
             f"warm: {len(queries)} queries × {args.repeats} calls over one session (median per "
             "query, then over queries); in-process: `hqltui.core.agent.search` on a Session "
             "loaded in the benchmark process (same rankings, JSON and snippets)",
-            "the vault starts loading in a thread before the SDK is imported, so the two overlap",
+            "the vault starts loading in a thread before the SDK is imported, so the two "
+            "overlap; that thread also builds the configured lexical arm's structures (bm25 "
+            "here; the term counts from the term cache when an earlier start wrote it), and "
+            "no other lexical arm's (hashbag's wait for a query that asks for it)",
             "load average (1 / 5 / 15 min) "
             + " / ".join(f"{v:.2f}" for v in load_before) + " at the start, "
             + " / ".join(f"{v:.2f}" for v in load_after)

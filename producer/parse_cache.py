@@ -11,7 +11,7 @@ import hashlib
 import os
 import pickle
 import tempfile
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from producer.vault import Parsed
 
@@ -41,12 +41,12 @@ class ParseCache:
         self.dirty = False
         self.entries = load_entries(self.file, FORMAT)
 
-    def get(self, file: Path, rel: PurePosixPath) -> Parsed | None:
-        """The cached parse, if the file's size and mtime still match; else None."""
-        key = rel.as_posix()
+    def get(self, file: str | os.PathLike[str], key: str) -> Parsed | None:
+        """The cached parse of ``file`` (vault-relative ``key``, POSIX separators), if its
+        size and mtime still match; else None."""
         self.seen.add(key)
         try:
-            st = file.stat()
+            st = os.stat(file)
         except OSError:
             return None  # gone or unreadable: the reader reports it
         stamp = (st.st_size, st.st_mtime_ns)
@@ -56,8 +56,7 @@ class ParseCache:
             return None
         return entry[2]
 
-    def put(self, file: Path, rel: PurePosixPath, parsed: Parsed) -> None:
-        key = rel.as_posix()
+    def put(self, key: str, parsed: Parsed) -> None:
         stamp = self._stamps.get(key)
         if stamp is None:
             return

@@ -246,23 +246,38 @@ def make_card(name: str, path: str, parsed: Parsed) -> Card:
 
 def discover(root: Path) -> tuple[list[PurePosixPath], list[str]]:
     """Document paths relative to ``root`` in path order, and warnings about links not followed."""
-    real_root = root.resolve()
-    found: list[PurePosixPath] = []
+    found, warnings = _discover(str(root))
+    return [PurePosixPath(rel) for rel in found], warnings
+
+
+def _inside(path: str, real_root: str) -> bool:
+    """Is the resolved ``path`` the vault's real root or under it (``Path.is_relative_to``)?"""
+    prefix = real_root if real_root.endswith(os.sep) else real_root + os.sep
+    return path == real_root or path.startswith(prefix)
+
+
+def _discover(root: str) -> tuple[list[str], list[str]]:
+    """``discover`` on plain strings (vault-relative, ``/``-separated): a vault of many
+    thousand files is walked without making a path object per file."""
+    real_root = os.path.realpath(root)
+    found: list[str] = []
     warnings: list[str] = []
-    visited: set[str] = {str(real_root)}
+    visited: set[str] = {real_root}
     symlinks = False
 
-    def walk(directory: Path, rel: PurePosixPath) -> None:
+    def walk(directory: str, rel: str) -> None:
+        nonlocal symlinks
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as exc:
-            warnings.append(f"{rel.as_posix() or '.'}: cannot be read ({exc.strerror}); skipped")
+            warnings.append(f"{rel or '.'}: cannot be read ({exc.strerror}); skipped")
             return
         for entry in entries:
-            if entry.name.startswith("."):
+            name = entry.name
+            if name.startswith("."):
                 continue
-            child = rel / entry.name
-            document = entry.name.endswith(EXTENSIONS)
+            child = f"{rel}/{name}" if rel else name
+            document = name.endswith(EXTENSIONS)
             mode = _entry_mode(entry, document)
             if isinstance(mode, OSError):
                 if document or entry.is_symlink():
@@ -270,27 +285,26 @@ def discover(root: Path) -> tuple[list[PurePosixPath], list[str]]:
                 continue
             is_dir = stat.S_ISDIR(mode)
             if entry.is_symlink():
-                nonlocal symlinks
                 symlinks = True
-                target = Path(os.path.realpath(entry.path))
-                if not target.is_relative_to(real_root):
+                target = os.path.realpath(entry.path)
+                if not _inside(target, real_root):
                     if is_dir or document:
                         warnings.append(
                             f"{child}: a symlink leading outside the vault; not followed"
                         )
                     continue
-                if is_dir and str(target) in visited:
+                if is_dir and target in visited:
                     continue
             if is_dir:
                 visited.add(os.path.realpath(entry.path))
-                walk(Path(entry.path), child)
+                walk(entry.path, child)
             elif document and stat.S_ISREG(mode):
                 found.append(child)
             elif document:
                 warnings.append(f"{child}: {_file_kind(mode)}, not a regular file; skipped")
 
-    walk(root, PurePosixPath())
-    found.sort(key=lambda p: p.parts)
+    walk(root, "")
+    found.sort(key=lambda rel: rel.split("/"))
     if symlinks:
         found = _one_path_per_file(root, real_root, found)
     return found, warnings
@@ -330,18 +344,30 @@ def _file_kind(mode: int) -> str:
     return "a special file"
 
 
-def _one_path_per_file(
-    root: Path, real_root: Path, found: list[PurePosixPath]
-) -> list[PurePosixPath]:
+def _one_path_per_file(root: str, real_root: str, found: list[str]) -> list[str]:
     """A file reached through an inside symlink too is one card, at its real path."""
-    chosen: dict[Path, PurePosixPath] = {}
+    prefix = real_root if real_root.endswith(os.sep) else real_root + os.sep
+    chosen: dict[str, str] = {}
     for rel in found:
-        real = Path(os.path.realpath(root / rel))
-        canonical = real.relative_to(real_root).as_posix() == rel.as_posix()
+        real = os.path.realpath(os.path.join(root, rel))
+        canonical = real[len(prefix):].replace(os.sep, "/") == rel
         if real not in chosen or canonical:
             chosen[real] = rel
     keep = set(chosen.values())
     return [rel for rel in found if rel in keep]
+
+
+def _stem(rel: str) -> str:
+    """``PurePosixPath(rel).stem``: the file name without its last suffix."""
+    name = rel.rpartition("/")[2]
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name
+
+
+def _without_suffix(rel: str) -> str:
+    """``PurePosixPath(rel).with_suffix("").as_posix()``."""
+    stem = _stem(rel)
+    return rel[: len(rel) - len(rel.rpartition("/")[2])] + stem
 
 
 def assign_names(paths: list[PurePosixPath]) -> dict[PurePosixPath, str]:
@@ -350,14 +376,21 @@ def assign_names(paths: list[PurePosixPath]) -> dict[PurePosixPath, str]:
     Two files that differ only by extension (``a.md``, ``a.hmd``) would still
     share a name, so those keep their extension too.
     """
-    stems: dict[str, int] = {}
-    for path in paths:
-        stems[path.stem] = stems.get(path.stem, 0) + 1
-    names = {p: p.stem if stems[p.stem] == 1 else p.with_suffix("").as_posix() for p in paths}
+    return dict(zip(paths, _names([p.as_posix() for p in paths]), strict=True))
+
+
+def _names(rels: list[str]) -> list[str]:
+    """``assign_names`` on plain vault-relative strings, in their order."""
+    stems = [_stem(rel) for rel in rels]
+    counts: dict[str, int] = {}
+    for stem in stems:
+        counts[stem] = counts.get(stem, 0) + 1
+    names = [stem if counts[stem] == 1 else _without_suffix(rel)
+             for rel, stem in zip(rels, stems, strict=True)]
     taken: dict[str, int] = {}
-    for name in names.values():
+    for name in names:
         taken[name] = taken.get(name, 0) + 1
-    return {p: n if taken[n] == 1 else p.as_posix() for p, n in names.items()}
+    return [name if taken[name] == 1 else rel for rel, name in zip(rels, names, strict=True)]
 
 
 class NotRegularFile(OSError):
@@ -381,7 +414,7 @@ def read_regular(path: str | os.PathLike[str]) -> bytes:
         os.close(fd)
 
 
-def read_source(path: Path) -> str:
+def read_source(path: str | os.PathLike[str]) -> str:
     try:
         data = read_regular(path)
     except NotRegularFile as exc:
@@ -435,16 +468,21 @@ def vault_problem(root: str | os.PathLike[str]) -> str | None:
 
 def read_card(root: Path, rel: PurePosixPath, name: str, cache: ParseCache | None = None) -> Card:
     """One document as a card; raises ``HeaderError`` when it cannot be one."""
-    file = root / rel
+    return _read_card(str(root), rel.as_posix(), name, cache)
+
+
+def _read_card(root: str, rel: str, name: str, cache: ParseCache | None) -> Card:
+    """``read_card`` on plain strings (the loader's hot loop)."""
+    file = os.path.join(root, rel)
     parsed = cache.get(file, rel) if cache else None
     if parsed is None:
         parsed = parse_source(read_source(file))
         if cache:
-            cache.put(file, rel, parsed)
-    return make_card(name, rel.as_posix(), parsed)
+            cache.put(rel, parsed)
+    return make_card(name, rel, parsed)
 
 
-def skipped(rel: PurePosixPath, exc: HeaderError) -> str:
+def skipped(rel: str | PurePosixPath, exc: HeaderError) -> str:
     """The warning for a document that is not read as a card."""
     return f"{rel}: {exc}; document skipped"
 
@@ -455,12 +493,12 @@ def load_vault(root: str | os.PathLike[str], cache: ParseCache | None = None) ->
     problem = vault_problem(root)
     if problem:
         raise NotADirectoryError(problem)
-    paths, warnings = discover(root)
-    names = assign_names(paths)
+    paths, warnings = _discover(str(root))
     cards: list[Card] = []
-    for rel in paths:
+    base = str(root)
+    for rel, name in zip(paths, _names(paths), strict=True):
         try:
-            cards.append(read_card(root, rel, names[rel], cache))
+            cards.append(_read_card(base, rel, name, cache))
         except HeaderError as exc:
             warnings.append(skipped(rel, exc))
     if cache:

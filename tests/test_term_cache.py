@@ -51,10 +51,14 @@ def plant(session: Session, cache: Path, texts: list[str]) -> None:
     term_cache.save(term_cache.terms_file(session.root, cache), key, TermCounts(texts))
 
 
-def test_the_first_load_writes_the_cache_beside_the_parse_cache(tmp_path: Path) -> None:
+def test_the_first_lexical_ranking_writes_the_cache_beside_the_parse_cache(
+    tmp_path: Path,
+) -> None:
     root, cache = vault(tmp_path), tmp_path / "cache"
-    Session.load(root, cache_dir=cache)
+    session = Session.load(root, cache_dir=cache)
     file = term_cache.terms_file(root, cache)
+    assert not file.exists()  # the counts are made when an arm first needs them
+    session.rank("owl", "bm25")
     assert file.exists()
     assert file.parent == cache_file(root, "parse", cache).parent
     assert file != cache_file(root, "parse", cache)

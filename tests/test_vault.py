@@ -229,6 +229,35 @@ def test_symlinks_escaping_the_vault_are_not_followed(tmp_path):
     assert sum("outside the vault" in w for w in vault.warnings) == 2
 
 
+def test_names_and_paths_of_odd_file_names_through_symlinks(tmp_path):
+    """Control characters, inner dots, shared stems and an inside symlink alias: the
+    names and paths a user sees (the loader walks plain strings, not path objects)."""
+    for rel in ("a.md", "a.hmd", "sub/a.md", "a..md", "weird.tar.md", "sub/c.md",
+                "other/c.hmd", "other/esc\x1b[31m.md", "sp ace/x y.md", "ünï.md"):
+        write(tmp_path, rel, "# H\n")
+    os.symlink("sub/c.md", tmp_path / "alias.md")  # inside: one card, at its real path
+    os.symlink("sub", tmp_path / "loop")  # a second way into sub/: walked once
+    os.symlink("self1.md", tmp_path / "self2.md")
+    os.symlink("self2.md", tmp_path / "self1.md")
+    vault = load_vault(tmp_path)
+    assert [(c.name, c.path) for c in vault.cards] == [
+        ("a.", "a..md"),
+        ("a.hmd", "a.hmd"),
+        ("a.md", "a.md"),
+        ("esc\x1b[31m", "other/esc\x1b[31m.md"),
+        ("other/c", "other/c.hmd"),
+        ("sub/a", "sub/a.md"),
+        ("sub/c", "sub/c.md"),
+        ("weird.tar", "weird.tar.md"),
+        ("x y", "sp ace/x y.md"),
+        ("ünï", "ünï.md"),
+    ]
+    assert vault.warnings == [
+        "self1.md: a symlink loop (it leads back to itself); skipped",
+        "self2.md: a symlink loop (it leads back to itself); skipped",
+    ]
+
+
 # --------------------------------------------------------------- skip rules
 
 BROKEN = {

@@ -51,7 +51,14 @@ def run(args: argparse.Namespace) -> int:
     from hqltui.core.session import Session
     from hqltui.mcp.served import Served
 
-    served = Served(args.vault, lambda: Session.load(args.vault), poll=args.poll or None)
+    def load() -> Session:
+        # The configured lexical arm is built here too, while the SDK is imported below;
+        # the other lexical arm waits for a query that asks for it.
+        session = Session.load(args.vault)
+        session.prepare()
+        return session
+
+    served = Served(args.vault, load, poll=args.poll or None)
     served.start()  # the vault loads while the SDK is imported below
 
     import anyio

@@ -29,7 +29,13 @@ import numpy as np
 from hqltui.core.ranking import Passage, refine
 from producer.index import has_chunks, read_recipe
 from producer.index import unpack as unpack_vectors
-from producer.index_checks import recipe_problem, unit_rows, width_problem
+from producer.index_checks import (
+    offsets_problem,
+    ordinal_problem,
+    recipe_problem,
+    unit_rows,
+    width_problem,
+)
 from producer.passages import Recipe
 
 # Rows fetched (and converted to float16) per step while loading: bounds the blobs
@@ -121,12 +127,16 @@ def read_passages(
     position: dict[str, int],
     present: np.ndarray,
     names: list[str],
+    lengths: np.ndarray | None = None,
 ) -> PassageIndex | str | None:
     """The passages of an open index: ``None`` without a chunk table, a refusal's
     message when they cannot be used, else a ``PassageIndex`` that owns ``conn``.
 
     ``position`` maps a vault card's name to its row; ``present`` says which cards
-    have a usable card vector (passages of other cards are not scored)."""
+    have a usable card vector (passages of other cards are not scored); ``lengths``
+    each card's text length, -1 where the text indexed is not at hand (a stale card):
+    a passage's offsets must lie inside it (``producer.index_checks``), else the
+    passages are refused."""
     if not has_chunks(conn):
         return None
     stored = read_recipe(conn)
@@ -152,6 +162,13 @@ def read_passages(
             if wrong:
                 return wrong.message
             at = position.get(card)
+            if not (type(ordinal) is int and type(a) is int and type(b) is int  # noqa: E721
+                    and ordinal >= 0 and 0 <= a < b):
+                length = None if at is None or lengths is None or lengths[at] < 0 else lengths[at]
+                found = ordinal_problem(str(card), ordinal) or offsets_problem(
+                    str(card), ordinal, a, b, None if length is None else int(length))
+                if found:
+                    return found.message
             if at is None or not present[at]:
                 orphans.add(str(card))
                 continue
@@ -160,6 +177,7 @@ def read_passages(
             continue
         f32 = unpack_vectors(b"".join(r[5] for r in batch)).reshape(len(batch), dims)
         good = unit_rows(f32)
+        f32[~good] = 0.0  # left out; zeros keep NaN and inf out of every product
         vectors[kept : kept + len(batch)] = f32
         del f32
         kept += len(batch)
@@ -187,6 +205,15 @@ def read_passages(
         arrays = [a[order] for a in arrays]
         vectors = vectors[order]
     card, ordinal, start, end, rowid, valid = arrays
+    if lengths is not None and card.size:
+        limit = lengths[card]
+        outside = np.flatnonzero((limit >= 0) & (end > limit))
+        if outside.size:
+            j = int(outside[0])
+            found = offsets_problem(names[card[j]], int(ordinal[j]), int(start[j]), int(end[j]),
+                                    int(limit[j]))
+            assert found is not None
+            return found.message
     counts = np.bincount(card, minlength=len(names)) if card.size else np.zeros(len(names), int)
     bounds = np.zeros(len(names) + 1, dtype=np.int64)
     np.cumsum(counts, out=bounds[1:])

@@ -2,14 +2,31 @@
 
 Public API (stable; the app and the commands build on it):
 
-``Session.load(root, *, clock=None, cache_dir=None) -> Session``
+``Session.load(root, *, clock=None, cache_dir=None, open_index=True) -> Session``
     Reads the vault (through the parse cache in ``cache_dir``, default the
-    user cache directory), ``hql.toml``, the semantic index and the lexical
-    structures (their term counts through the term cache in the same
-    directory, ``core.term_cache``), once. Raises ``NotADirectoryError`` when ``root`` is not a
-    directory; every other problem becomes a warning or a refusal. ``clock``
-    (a callable returning an aware ``datetime``) dates the snapshot and ages
-    the index; tests inject it.
+    user cache directory), ``hql.toml`` and (``open_index``) the semantic index,
+    once. Raises ``NotADirectoryError`` when ``root`` is not a directory; every
+    other problem becomes a warning or a refusal. ``clock`` (a callable returning
+    an aware ``datetime``) dates the snapshot and ages the index; tests inject it.
+
+The start is staged (``hqltui.core.stages``), so a caller can show the cards
+before anything can rank: the cards (``open_index=False`` stops there), then the
+index (``open_index()``, or the first query that needs it), then each lexical
+arm's structures (their term counts through the term cache in ``cache_dir``,
+``core.term_cache``) on the first query that needs that arm, or ``prepare(arm)``.
+Each part is made once, by whichever thread needs it first; a hybrid query over
+bm25 never builds the hashbag matrix.
+
+``session.open_index() -> Session``, ``session.index_pending -> bool``
+    Open the index now (a no-op once open); is it still unopened?
+
+``session.prepare(arm=None, progress=None) -> Refusal | None``
+    Make a lexical arm ready to rank (default ``[search] lexical``): the index,
+    the term counts, the arm's structure and the document frequencies, telling
+    ``progress`` each step (``"opening the index"``, ``"counting terms"``,
+    ``"building bm25"``). The arm's refusal when it cannot be built.
+    ``session.ready(arm=None) -> bool``: is that all made already?
+    ``session.pending_step(arm=None) -> str | None``: the step prepare would take first.
 
 ``session.query(text, *, lexical=None, limit=None, live=False) -> Answer``
     ``Answer``: a mapping arm -> ``Ranking`` of this one snapshot, holding the
@@ -41,9 +58,11 @@ Public API (stable; the app and the commands build on it):
 ``session.card_status(name) -> "fresh" | "stale" | "missing"``
     The card's state in the semantic index (``missing`` also when there is no
     usable index). ``KeyError`` for a name that is not a card.
+    ``session.card_statuses()``: every card's, by name.
 
 ``session.index_summary() -> IndexSummary``
-    ``state`` (``ok`` | ``none`` | ``refused``), ``path``, ``fresh``, ``stale``,
+    ``state`` (``ok`` | ``none`` | ``refused``, or ``opening`` while the index is
+    not opened yet: never waits for it), ``path``, ``fresh``, ``stale``,
     ``missing``, ``orphan`` counts, ``model``, ``revision``, ``built_at``,
     ``age`` (a ``timedelta`` by the clock, or ``None``), ``refusal``.
 
@@ -52,11 +71,12 @@ Public API (stable; the app and the commands build on it):
     notice (``loader``), refused ``hql.toml`` tables (``config``), unresolved
     links and relations (``link``), and the index's ``stale`` / ``absent`` /
     ``orphan`` warnings — or its refusal, as a ``config`` warning — and every
-    arm whose structures could not be built (``arm``).
+    arm whose structures could not be built (``arm``). It never waits: the
+    index's warnings appear once it is open, an arm's refusal once it was tried.
 
 A broken arm refuses alone: building each arm's structures (the
 shared term counts, the hashbag matrix, the bm25 postings, opening the index)
-and scoring each arm run under their own guard. An exception there becomes
+and scoring each arm run under their own guard, whenever they run. An exception there becomes
 that arm's ``Refusal`` (``ranking.arm_failure``: the arm's name and the error
 in one line); the other arms still answer, and hybrid shows the refusal of an
 arm it fuses.
@@ -69,7 +89,6 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from functools import cached_property, partial
 from pathlib import Path
-from typing import Any, TypeVar
 
 import numpy as np
 
@@ -79,7 +98,8 @@ from hqltui.core.config import AppConfig as Config
 from hqltui.core.config import SearchConfig, load_config
 from hqltui.core.fusion import FusionConfig, QueryStats
 from hqltui.core.hybrid import ArmScores
-from hqltui.core.index_reader import SemanticIndex, open_index
+from hqltui.core.index_reader import SemanticIndex
+from hqltui.core.index_reader import open_index as open_index_of
 from hqltui.core.lexical import DocFreq
 from hqltui.core.oneline import link_target
 from hqltui.core.passages import best_passage_scores
@@ -89,28 +109,20 @@ from hqltui.core.ranking import (
     Refusal,
     Retrieval,
     Warning,
-    arm_failure,
     hits_at,
     rank,
     rank_indices,
 )
 from hqltui.core.semantic import LiveEmbedders, embed_local, query_vector, semantic_scores
-from hqltui.core.term_cache import term_counts, terms_file
+from hqltui.core.stages import LexicalArms, Once, Progress, guarded
+from hqltui.core.term_cache import terms_file
 from producer.parse_cache import ParseCache
 from producer.vault import Card, Vault, load_vault
 
 __all__ = ["Answer", "IndexSummary", "Session"]
 
 Clock = Callable[[], datetime]
-T = TypeVar("T")
-
-
-def _guarded(arm: str, doing: str, step: Callable[[], T]) -> T | Refusal:
-    """``step()``, or the arm's refusal when it raises: one arm never takes the others down."""
-    try:
-        return step()
-    except Exception as exc:  # noqa: BLE001 - any failure of one arm is that arm's refusal
-        return arm_failure(arm, doing, exc)
+_guarded = guarded
 
 
 def _now() -> datetime:
@@ -197,16 +209,14 @@ class Session:
     root: Path
     vault: Vault
     config: Config
-    lexical: dict[str, Any]  # each lexical arm's structure (arms.Arm.build), or its refusal
-    index: SemanticIndex | None
-    index_refusal: Refusal | None
+    lexical: LexicalArms  # each lexical arm's structure (arms.Arm.build) or refusal, on need
+    _index: Once[SemanticIndex | Refusal]  # opened on first need
     loaded_at: datetime
     clock: Clock = _now
     cache_dir: Path | None = None
     embedders: LiveEmbedders = field(default_factory=LiveEmbedders)
     names: tuple[str, ...] = ()
     _position: dict[str, int] = field(default_factory=dict)
-    doc_freq: DocFreq | None = None  # the adaptive fusion's IDF signal; None if counts failed
     # Score by best passage when the index holds passages (False: card vectors only).
     use_passages: bool = True
 
@@ -220,52 +230,87 @@ class Session:
         clock: Clock | None = None,
         cache_dir: str | Path | None = None,
         embedders: LiveEmbedders | None = None,
+        open_index: bool = True,
     ) -> Session:
         root = Path(root)
         clock = clock or _now
         cache_path = Path(cache_dir) if cache_dir is not None else None
         vault = load_vault(root, cache=ParseCache(root, cache_path))
         config = load_config(root)
-        terms = terms_file(root, cache_path)
-        lexical, doc_freq = cls._build_lexical(vault.cards, terms)
-        opened = _guarded("semantic", "cannot be opened", lambda: open_index(vault, config))
-        index, refusal = (None, opened) if isinstance(opened, Refusal) else (opened, None)
-        names = tuple(card.name for card in vault.cards)
-        return cls(
+        cards = vault.cards
+
+        def texts() -> tuple[list[str], list[str]]:
+            return [c.text for c in cards], [c.content_hash for c in cards]
+
+        index: Once[SemanticIndex | Refusal] = Once(
+            lambda: _guarded("semantic", "cannot be opened", lambda: open_index_of(vault, config)))
+        names = tuple(card.name for card in cards)
+        session = cls(
             root=root,
             vault=vault,
             config=config,
-            lexical=lexical,
-            index=index,
-            index_refusal=refusal,
+            lexical=LexicalArms(texts, terms_file(root, cache_path)),
+            _index=index,
             loaded_at=clock(),
             clock=clock,
             cache_dir=cache_path,
             embedders=embedders or LiveEmbedders(),
             names=names,
             _position={name: i for i, name in enumerate(names)},
-            doc_freq=doc_freq,
         )
+        if open_index:
+            session.open_index()
+        return session
 
-    @staticmethod
-    def _build_lexical(
-        cards: list[Card], terms: Path | None = None
-    ) -> tuple[dict[str, Any], DocFreq | None]:
-        """Each lexical arm's structure, or its refusal (both refuse if the counts fail),
-        and the document frequencies. The term counts come from the cache file ``terms``
-        when it holds these texts'."""
-        try:
-            counts = term_counts([c.text for c in cards], [c.content_hash for c in cards],
-                                 terms)
-        except Exception as exc:  # noqa: BLE001 - both lexical arms refuse; semantic answers
-            return {arm: arm_failure(arm, "cannot be built", exc) for arm in LEXICAL_ARMS}, None
-        built = {
-            arm.name: _guarded(arm.name, "cannot be built", lambda build=arm.build: build(counts))
-            for arm in ARMS.values()
-            if arm.build is not None
-        }
-        doc_freq = _guarded("hybrid", "cannot count terms", lambda: DocFreq(counts))
-        return built, None if isinstance(doc_freq, Refusal) else doc_freq
+    # ------------------------------------------------------------------ stages
+
+    @property
+    def index(self) -> SemanticIndex | None:
+        """The semantic index (opened now if it is not yet), or None when it refused."""
+        opened = self._index.get()
+        return None if isinstance(opened, Refusal) else opened
+
+    @index.setter
+    def index(self, value: SemanticIndex) -> None:
+        self._index.set(value)
+
+    @property
+    def index_refusal(self) -> Refusal | None:
+        opened = self._index.get()
+        return opened if isinstance(opened, Refusal) else None
+
+    @property
+    def index_pending(self) -> bool:
+        return not self._index.done
+
+    def open_index(self) -> Session:
+        self._index.get()
+        return self
+
+    @property
+    def doc_freq(self) -> DocFreq | None:
+        """The adaptive fusion's IDF signal; None when the term counts failed."""
+        return self.lexical.doc_freq  # type: ignore[no-any-return]
+
+    def pending_step(self, arm: str | None = None) -> str | None:
+        """The first step ``prepare(arm)`` would take ("opening the index", "counting
+        terms", "building bm25"), or None when ``arm`` can rank now."""
+        if self.index_pending:
+            return "opening the index"
+        return self.lexical.next_step(arm or self.search.lexical)
+
+    def ready(self, arm: str | None = None) -> bool:
+        """Can ``arm`` (default ``[search] lexical``) rank without building anything?"""
+        return self.pending_step(arm) is None
+
+    def prepare(self, arm: str | None = None, progress: Progress | None = None) -> Refusal | None:
+        arm = arm or self.search.lexical
+        arms.lexical_arm(arm)
+        if self.index_pending and progress is not None:
+            progress("opening the index")
+        self.open_index()
+        made = self.lexical.prepare(arm, progress)
+        return made if isinstance(made, Refusal) else None
 
     def card_level(self) -> Session:
         """This snapshot with the semantic arm on card vectors alone, even where the
@@ -298,6 +343,14 @@ class Session:
         position = self._position[name]
         return "missing" if self.index is None else self.index.status(position)
 
+    def card_statuses(self) -> dict[str, str]:
+        """Every card's ``card_status`` at once, by name (the app's card list: one look
+        at the index, not one per card)."""
+        ix = self.index
+        if ix is None:
+            return dict.fromkeys(self.names, "missing")
+        return {name: ix.status(at) for at, name in enumerate(self.names)}
+
     def needs_live_vector(self, text: str) -> bool:
         """True when the semantic arm would need a live embedding of ``text``.
 
@@ -308,6 +361,8 @@ class Session:
         return self.index is not None and bool(text.strip()) and text not in self.index.queries
 
     def index_summary(self) -> IndexSummary:
+        if self.index_pending:
+            return IndexSummary(state="opening", path=self.config.index)
         if self.index is None:
             assert self.index_refusal is not None
             state = "none" if self.config.index is None else "refused"
@@ -336,10 +391,23 @@ class Session:
             age=age,
         )
 
-    @cached_property
+    @property
     def warnings(self) -> tuple[Warning, ...]:
-        """Made once: a session is one snapshot, and the app reads this on every paint
-        (on a vault of 17.5k cards the link check alone takes tens of milliseconds)."""
+        """Made without waiting for anything: the vault's and hql.toml's warnings (made
+        once), the refusal of each lexical arm tried so far, then the index's warnings
+        once it is open."""
+        out = list(self._vault_warnings)
+        for built in self.lexical.built().values():
+            if isinstance(built, Refusal):
+                out.append(Warning("arm", f"{built.message}; the other arms still answer"))
+        if not self.index_pending:
+            out.extend(self._index_warnings)
+        return tuple(out)
+
+    @cached_property
+    def _vault_warnings(self) -> tuple[Warning, ...]:
+        """Made once: a session is one snapshot, and the app reads its warnings on every
+        paint (on a vault of 17.5k cards the link check alone takes tens of milliseconds)."""
         out: list[Warning] = []
         if self.vault.notice:
             out.append(Warning("loader", self.vault.notice))
@@ -347,24 +415,25 @@ class Session:
             out.append(Warning(getattr(message, "kind", "loader"), str(message)))
         for table, message in sorted(self.config.errors.items()):
             if self.config.file_error:
-                break  # the whole file is broken: one message, below
-            if table == "semantics" and self.index_refusal is not None:
-                continue  # shown once, as the index refusal below
+                break  # the whole file is broken: one message, with the index's
+            if table == "semantics":
+                continue  # a refused [semantics] is the index's refusal: shown once, there
             out.append(Warning("config", message))
         for card, target in self.vault.unresolved():
             shown = link_target(target)
             message = f"`{card}` links to `{shown}`, which is not a card"
             out.append(Warning("link", message, (card,)))
-        for built in self.lexical.values():
-            if isinstance(built, Refusal):
-                out.append(Warning("arm", f"{built.message}; the other arms still answer"))
-        if self.index is not None:
-            out.extend(self.index.warnings())
-        elif self.index_refusal is not None and self.config.file_error:
-            out.append(Warning("config", f"semantic search is off: {self.config.file_error}"))
-        elif self.index_refusal is not None:
-            out.append(Warning("config", f"semantic search is off: {self.index_refusal.message}"))
         return tuple(out)
+
+    @cached_property
+    def _index_warnings(self) -> tuple[Warning, ...]:
+        if self.index is not None:
+            return tuple(self.index.warnings())
+        if self.index_refusal is not None and self.config.file_error:
+            return (Warning("config", f"semantic search is off: {self.config.file_error}"),)
+        if self.index_refusal is not None:
+            return (Warning("config", f"semantic search is off: {self.index_refusal.message}"),)
+        return ()
 
     # ------------------------------------------------------------------ arms
 

@@ -67,6 +67,7 @@ class Served:
     def reload(self) -> None:
         """Runs in a thread: read the vault and index again; swap them together."""
         fresh = self.session.reload()
+        fresh.prepare()  # the configured lexical arm, before it answers
         self.signature = self._signature(fresh)
         self.session = fresh
 

@@ -100,7 +100,7 @@ class HqlApp(App[int]):
                                        lambda: (self.palette, self.keys, self.state.selected),
                                        lambda: self.engine_options)
         self.jobs_ctl = jobs = JobsController(self, self.vault_path, self.clock,
-                                              self.sessions.load,
+                                              self._reload,
                                               lambda: self.main.query_one("#jobs", JobsPanel))
         # What tests and scripts read of the jobs (the controller's own objects).
         self.jobs, self.job_factories, self.last_job_events = (jobs.jobs, jobs.factories,
@@ -108,6 +108,8 @@ class HqlApp(App[int]):
         self.running_jobs, self.show_job_event = jobs.running, jobs.show_event
         self.labels_ctl = LabelsController()
         self._arm_initialised = False
+        self._submit_pending = False  # a query submitted while the session was preparing
+        self._preparing_arm: str | None = None  # the lexical arm a prepare worker makes
 
     # The state on screen, as tests and the benchmarks read it.
     @property
@@ -166,7 +168,7 @@ class HqlApp(App[int]):
         self.query_one("#card-filter", Input).cursor_blink = self.cursor_blink
         self.main.paint_loading(self.state, self.palette, self.keys)
         self.call_after_refresh(self.marks.ready, "first-paint")
-        self.sessions.load("start")
+        self.sessions.load("start", staged=True)
         if self.poll_interval:
             self.set_interval(self.poll_interval, self._poll)
 
@@ -182,31 +184,97 @@ class HqlApp(App[int]):
     # -------------------------------------------------------------- session
 
     def on_session_loaded(self, message: messages.SessionLoaded) -> None:
+        """The cards are known: draw the card list, header and warnings now; the columns
+        rank once the session is ready for the lexical arm (``_ranking_ready``)."""
         if not self.is_running:
             return  # shutting down: the screen's widgets are already being pruned
         first = self.state.session is None
-        self.state = loaded(self.state, message.session)
+        session = message.session
+        self.state = loaded(self.state, session)
         self.state = replace(self.state,
-                             labels=vault_labels(message.session.config, self.state.labels))
+                             labels=vault_labels(session.config, self.state.labels))
         if not self._arm_initialised:  # [search] lexical, until F2 or the palette switch
             self._arm_initialised = True
-            self.set_reactive(HqlApp.lexical, default_arm(message.session))
+            self.set_reactive(HqlApp.lexical, default_arm(session))
             self.state = replace(self.state, lexical=self.lexical)
         history = self.sessions.history
         if first and history is not None:
             self.main.query_one(QueryInput).set_history(history.entries)
         self.sessions.baseline(self.state.index_file)
+        self._preparing_arm = None
+        self.state = replace(self.state, preparing=session.pending_step(self.lexical))
         self._paint(cards=True, columns=False)
         self.engine.check(self.state.session)
         if message.reason != "start":
             self.notify("vault reloaded", timeout=2)
+        self.call_after_refresh(self.marks.ready, "cards-shown")
+        if self._ensure_ready():
+            self._ranking_ready()
+
+    def on_session_stage(self, message: messages.SessionStage) -> None:
+        if (not self.is_running or message.session is not self.state.session
+                or message.arm != self._preparing_arm):
+            return  # shutting down, a session no longer on screen, an arm switched from
+        self._index_opened()
+        self.state = replace(self.state, preparing=message.step)
+        self._paint_preparing()
+
+    def on_ranking_ready(self, message: messages.RankingReady) -> None:
+        if not self.is_running or message.session is not self.state.session:
+            return  # shutting down, or a session no longer on screen
+        if message.arm == self._preparing_arm:
+            self._preparing_arm = None
+        self._index_opened()
+        if self._ensure_ready() and self.state.preparing is not None:
+            self._ranking_ready()
+
+    def _ensure_ready(self) -> bool:
+        """Can the session on screen rank with the lexical arm now? If not, have it
+        made ready (once per arm) and say so in the columns."""
+        session = self.state.session
+        if session is None:
+            return False
+        step = session.pending_step(self.lexical)
+        if step is None:
+            return True
+        if self._preparing_arm != self.lexical:
+            self._preparing_arm = self.lexical
+            self.sessions.prepare(session, self.lexical)
+            self.state = replace(self.state, preparing=step)
+            self._paint_preparing()
+        return False
+
+    def _index_opened(self) -> None:
+        """The header, card statuses and warnings once the index is open (they said
+        "opening" until then)."""
+        session = self.state.session
+        summary = self.state.summary
+        if session is None or session.index_pending or summary is None:
+            return
+        if summary.state == "opening":
+            self.state = loaded(self.state, session)
+            self._paint(cards=True, columns=False)
+
+    def _ranking_ready(self) -> None:
+        """The columns can rank: answer the query typed meanwhile, or invite one."""
+        self.state = replace(self.state, preparing=None)
         if self.text.strip():
-            self._start_query()
+            submitted, self._submit_pending = self._submit_pending, False
+            self._start_query(submitted=submitted)
         else:
             empty = views.message_columns("type a query to rank the cards", self.palette.muted,
                                           "empty")
             self.main.paint_columns(empty, self.state, self.palette, self.keys)
-        self.call_after_refresh(self.marks.ready, "vault-loaded")
+        self.call_after_refresh(self.marks.ready, "ranking-ready")
+
+    def _paint_preparing(self) -> None:
+        self.main.paint_columns(views.columns(self.state, self.palette, self.keys), self.state,
+                                self.palette, self.keys)
+
+    def _reload(self, reason: str) -> None:
+        """Read the vault again: the session on screen keeps answering until the new
+        one is ready to rank (staged only when there is none on screen)."""
+        self.sessions.load(reason, self.lexical, staged=self.state.session is None)
 
     def on_session_failed(self, message: messages.SessionFailed) -> None:
         if not self.is_running:
@@ -232,7 +300,7 @@ class HqlApp(App[int]):
             self.sessions.poll(self.state.index_file)
 
     def on_vault_changed(self) -> None:
-        self.sessions.load("changed")
+        self._reload("changed")
 
     # ---------------------------------------------------------------- query
 
@@ -253,8 +321,14 @@ class HqlApp(App[int]):
         self.main.action_focus_column("hybrid")
 
     def _start_query(self, submitted: bool = False) -> None:
-        self.queries.start(self.state.session, self.text, self.lexical, submitted,
-                           self.state.fusion)
+        """Rank the query now, or once the session is ready for the lexical arm (a query
+        typed while it prepares is kept and answered then)."""
+        session = self.state.session
+        if session is not None and self.text.strip() and not self._ensure_ready():
+            self._submit_pending = self._submit_pending or submitted
+            self.queries.cancel()
+            return
+        self.queries.start(session, self.text, self.lexical, submitted, self.state.fusion)
 
     def on_answer_ready(self, message: messages.AnswerReady) -> None:
         if not self.is_running:
@@ -283,7 +357,11 @@ class HqlApp(App[int]):
     def watch_lexical(self, arm: str) -> None:
         self.state = replace(self.state, lexical=arm)
         self.main.paint_titles(self.state, self.palette, self.keys)
-        if self.state.session is not None and self.text.strip():
+        if self.state.session is None or not self._ensure_ready():
+            return  # answered when ready (an arm not built yet is being built)
+        if self.state.preparing is not None:  # switched back to an arm that is ready
+            self._ranking_ready()
+        elif self.text.strip():
             self._start_query()
 
     def action_toggle_lexical(self) -> None:
@@ -308,6 +386,13 @@ class HqlApp(App[int]):
         self.notify(f"hybrid fusion: {method} ({FUSIONS[method].summary})", timeout=2)
         if self.state.session is not None and self.text.strip():
             self._start_query()
+
+    # The passage snippets under semantic and hybrid rows (ctrl+o, p, the palette).
+    def action_toggle_snippets(self) -> None:
+        self.state = replace(self.state, snippets=not self.state.snippets)
+        self.notify(f"passage snippets: {'on' if self.state.snippets else 'off'}", timeout=2)
+        if self.state.answer is not None:
+            self._paint()
 
     @on(RankingColumn.Selected)
     @on(CardList.Selected)
@@ -467,7 +552,7 @@ class HqlApp(App[int]):
                 self.notify(str(exc), severity="error", timeout=8)
                 return
             self.notify(f"wrote {best.config.label()} to {file.name}'s [search]", timeout=4)
-            self.sessions.load("key")
+            self._reload("key")
 
         keys = (self.keys.hint("confirm.yes"), self.keys.hint("confirm.no"))
         self.push_screen(ConfirmScreen(f"write {best.config.label()} to hql.toml's [search]?",
@@ -510,7 +595,7 @@ class HqlApp(App[int]):
 
     def action_reload(self) -> None:
         self.main.show_status(Text("reloading vault…", style=self.palette.muted))
-        self.sessions.load("key")
+        self._reload("key")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         allowed = self.jobs_ctl.allows(action)

@@ -1,23 +1,27 @@
 """The one hook the benchmarks read (``benchmarks/bench_app.py``); no effect on the app.
 
-* ``ready(event)``: with ``$HQL_TUI_READY_FILE`` set, appends ``EVENT TIME torch=0|1``
-  (``first-paint``, ``vault-loaded``, ``vault-failed``, ``answer-painted`` after
-  each complete answer's columns are drawn, ``card-painted`` after the card pane that
-  follows them): when the app reached that point, and whether torch
-  or transformers had been imported by then (a benchmark on a real terminal reads it);
-  ``answer-painted`` lines end with ``q=`` and the CRC-32 of the answered query's text
-  (``text_id``), so a benchmark waits for the answer to what it typed, not for a late
-  answer to an older text;
+* ``ready(event)``: with ``$HQL_TUI_READY_FILE`` set, appends ``EVENT TIME torch=0|1``:
+  when the app reached that point, and whether torch or transformers had been
+  imported by then (a benchmark on a real terminal reads it). Each is stamped at the
+  refresh after what it names was drawn: ``first-paint`` (the main screen saying
+  "loading vault…"), ``cards-shown`` (the card list, header and warnings of a loaded
+  vault; the columns may still say "ranking…"), ``ranking-ready`` (the index open and
+  the lexical arm built: the columns rank, or invite a query), ``vault-failed``,
+  ``card-painted`` (the card pane of a new answer, drawn in the refresh after its
+  columns), and ``answer-painted`` after each complete answer's columns, with ``q=``
+  and the first 12 hex
+  digits of the SHA-256 of the query it answers (so a reader can wait for the answer
+  to one text, however keystrokes were coalesced);
 * ``painted``: ``(count, perf_counter)`` of the newest complete answer to reach the
   screen, stamped at the refresh that follows it (the keystroke benchmark).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import time
-import zlib
 
 READY_ENV = "HQL_TUI_READY_FILE"
 
@@ -28,14 +32,14 @@ class Marks:
         self.answers_shown = 0
         self.painted: tuple[int, float] = (0, 0.0)
 
-    def ready(self, event: str, note: str = "") -> None:
+    def ready(self, event: str, query: str | None = None) -> None:
         if not self.ready_file:
             return
         torch = "torch" in sys.modules or "transformers" in sys.modules
-        tail = f" {note}" if note else ""
+        which = "" if query is None else f" q={query_digest(query)}"
         try:
             with open(self.ready_file, "a", encoding="utf-8") as fh:
-                fh.write(f"{event} {time.time():.6f} torch={int(torch)}{tail}\n")
+                fh.write(f"{event} {time.time():.6f} torch={int(torch)}{which}\n")
         except OSError:
             pass
 
@@ -44,11 +48,11 @@ class Marks:
         self.answers_shown += 1
         return self.answers_shown
 
-    def answer_painted(self, count: int, text: str = "") -> None:
+    def answer_painted(self, count: int, query: str = "") -> None:
         self.painted = (count, time.perf_counter())
-        self.ready("answer-painted", f"q={text_id(text)}")
+        self.ready("answer-painted", query)
 
 
-def text_id(text: str) -> str:
-    """A query text's short identity on a marker line (its CRC-32, hex)."""
-    return f"{zlib.crc32(text.encode('utf-8')):08x}"
+def query_digest(text: str) -> str:
+    """How a marker names the query an answer is for."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]

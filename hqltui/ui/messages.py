@@ -35,6 +35,26 @@ class SessionLoaded(Message):
         self.reason = reason
 
 
+class SessionStage(Message):
+    """The session on screen is being made ready to rank with lexical ``arm``: ``step``
+    is what is made now ("opening the index", "counting terms", "building bm25")."""
+
+    def __init__(self, session: Session, arm: str, step: str) -> None:
+        super().__init__()
+        self.session = session
+        self.arm = arm
+        self.step = step
+
+
+class RankingReady(Message):
+    """``session`` can rank with lexical ``arm`` (its structures built, the index open)."""
+
+    def __init__(self, session: Session, arm: str) -> None:
+        super().__init__()
+        self.session = session
+        self.arm = arm
+
+
 class SessionFailed(Message):
     def __init__(self, message: str) -> None:
         super().__init__()

@@ -53,6 +53,10 @@ class ScreenState:
     selected: str | None = None
     pinned: bool = False  # the user chose ``selected`` since the query was last edited
     labels: Labels | None = None  # the vault's labels file (None: not read yet)
+    snippets: bool = True  # semantic and hybrid rows show the passage that answered
+    # What is being made before the columns can rank ("opening the index", "building
+    # bm25"); None once the session can rank with ``lexical``.
+    preparing: str | None = None
 
     @property
     def labelled_text(self) -> str:
@@ -128,8 +132,10 @@ def loaded(state: ScreenState, session: Session) -> ScreenState:
     """A new session on screen: its index summary and each card's index status."""
     summary = session.index_summary()
     ok = summary is not None and summary.state == "ok"
-    names = [card.name for card in session.vault.cards]
-    statuses = {name: (session.card_status(name) or "") if ok else "" for name in names}
+    if ok:
+        statuses = session.card_statuses()
+    else:
+        statuses = dict.fromkeys((card.name for card in session.vault.cards), "")
     return replace(state, session=session, load_error=None, summary=summary, statuses=statuses)
 
 

@@ -261,7 +261,7 @@ async def test_warnings_strip_shows_loader_and_link_warnings(make_app, mini: Pat
         assert "a-card-not-written-yet" in body
 
 
-async def test_ready_marker_written_at_first_paint_and_vault_loaded(
+async def test_ready_markers_at_first_paint_cards_shown_and_ranking_ready(
     make_app, mini: Path, tmp_path: Path
 ) -> None:
     marker = tmp_path / "ready.txt"
@@ -270,7 +270,7 @@ async def test_ready_marker_written_at_first_paint_and_vault_loaded(
         await settle(pilot)
         await pilot.pause(0.1)
     events = [line.split()[0] for line in marker.read_text().splitlines()]
-    assert events[:2] == ["first-paint", "vault-loaded"]
+    assert events[:3] == ["first-paint", "cards-shown", "ranking-ready"]
 
 
 async def test_ready_marker_notes_each_answer_painted(make_app, mini: Path, tmp_path: Path) -> None:
@@ -283,7 +283,7 @@ async def test_ready_marker_notes_each_answer_painted(make_app, mini: Path, tmp_
         await pilot.pause(0.1)
     events = [line.split()[0] for line in marker.read_text().splitlines()]
     assert events.count("answer-painted") == 2
-    assert events.index("answer-painted") > events.index("vault-loaded")
+    assert events.index("answer-painted") > events.index("ranking-ready")
 
 
 async def test_first_paint_shows_loading_before_the_vault_is_read(make_app, mini: Path) -> None:

@@ -1,7 +1,13 @@
 """Loading the vault, and watching it for changes.
 
 * ``session`` group: load or reload the vault and its index (the core, numpy and
-  the index are imported there, never at start-up);
+  the index are imported there, never at start-up). The first load is staged: the
+  cards are posted as soon as the vault is read (``SessionLoaded``), then the
+  ``prepare`` group opens the index and builds the lexical arm, posting each step
+  (``SessionStage``) and ``RankingReady``. A reload makes the new session ready
+  in the background and swaps it in whole, so the answer on screen never blanks;
+* ``prepare`` group: make the session on screen ready for a lexical arm (the first
+  load's, or one F2 switched to that was not built yet);
 * ``watch`` group: a cheap stat of the vault's files every few seconds, which
   posts ``VaultChanged`` when something changed.
 """
@@ -13,11 +19,17 @@ from collections.abc import Callable
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual.worker import Worker, get_current_worker
 
-from hqltui.ui.messages import SessionFailed, SessionLoaded, VaultChanged
+from hqltui.ui.messages import (
+    RankingReady,
+    SessionFailed,
+    SessionLoaded,
+    SessionStage,
+    VaultChanged,
+)
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -26,6 +38,7 @@ if TYPE_CHECKING:
     from hqltui.core.session import Session
 
 SessionFactory = Callable[[Path], "Session"]
+T = TypeVar("T")
 # How often a session-load worker checks whether the app is quitting.
 LOAD_POLL_SECONDS = 0.05
 
@@ -48,12 +61,15 @@ class SessionController:
 
     # ------------------------------------------------------------------ loading
 
-    def load(self, reason: str) -> None:
-        self._run(partial(self._load, reason), "session", f"load ({reason})")
+    def load(self, reason: str, arm: str | None = None, staged: bool = False) -> None:
+        """Read the vault. ``staged``: post the cards at once (the app then asks for
+        ``prepare``); else make it ready for lexical ``arm`` (None: its ``[search]
+        lexical``) before posting it."""
+        self._run(partial(self._load, reason, arm, staged), "session", f"load ({reason})")
 
-    def _load(self, reason: str) -> None:
+    def _load(self, reason: str, arm: str | None, staged: bool) -> None:
         try:
-            session = self._read()
+            session = self._in_daemon(lambda: self._made(arm, staged))
             if session is None:
                 return  # quitting, or a newer load replaced this one
             if self.history is None:
@@ -67,6 +83,35 @@ class SessionController:
             return
         self.app.post_message(SessionLoaded(session, reason))
 
+    def _made(self, arm: str | None, staged: bool) -> Session:
+        if self.factory is not None:
+            session = self.factory(self.vault)
+        else:
+            from hqltui.core.session import Session
+
+            session = Session.load(self.vault, clock=self.clock, open_index=not staged)
+        if not staged:
+            session.prepare(arm)
+        session.warnings  # noqa: B018 - made here, off the UI thread (the link check is long)
+        return session
+
+    def prepare(self, session: Session, arm: str) -> None:
+        """Open the index and build ``arm`` for ``session``, posting each step, then
+        ``RankingReady`` (an arm that cannot be built is ready too: it refuses)."""
+        def work() -> None:
+            def said(step: str) -> None:
+                self.app.post_message(SessionStage(session, arm, step))
+
+            def ready() -> bool:
+                session.prepare(arm, said)
+                session.warnings  # noqa: B018 - the index's, made off the UI thread
+                return True
+
+            if self._in_daemon(ready) is not None:
+                self.app.post_message(RankingReady(session, arm))
+
+        self._run(work, "prepare", f"prepare {arm}")
+
     def remember(self, text: str) -> bool:
         """Add a submitted query to the history (False while none is loaded)."""
         if self.history is None:
@@ -74,35 +119,30 @@ class SessionController:
         self.history.add(text)
         return True
 
-    def _read(self) -> Session | None:
-        """Load the session in a daemon thread, and give up waiting for it once this
-        worker is cancelled: a quit must not wait for a long load (the pool thread
-        of a worker is joined at exit; a daemon thread is not)."""
+    def _in_daemon(self, make: Callable[[], T]) -> T | None:
+        """``make()`` in a daemon thread, given up on once this worker is cancelled
+        (None): a quit must not wait for a long load (the pool thread of a worker is
+        joined at exit; a daemon thread is not)."""
         worker = get_current_worker()
         box: dict[str, Any] = {}
         done = threading.Event()
 
-        def load() -> None:
+        def run() -> None:
             try:
-                if self.factory is not None:
-                    box["session"] = self.factory(self.vault)
-                else:
-                    from hqltui.core.session import Session
-
-                    box["session"] = Session.load(self.vault, clock=self.clock)
+                box["value"] = make()
             except BaseException as exc:  # noqa: BLE001 - re-raised in the worker below
                 box["error"] = exc
             finally:
                 done.set()
 
-        threading.Thread(target=load, name="session-load", daemon=True).start()
+        threading.Thread(target=run, name="session-load", daemon=True).start()
         while not done.wait(LOAD_POLL_SECONDS):
             if worker.is_cancelled:
                 return None
         if "error" in box:
             raise box["error"]
-        session: Session = box["session"]
-        return session
+        value: T = box["value"]
+        return value
 
     # -------------------------------------------------------------------- watch
 
