@@ -79,7 +79,7 @@ def throughput_of(texts: list[str], repeats: int) -> tuple[list[list[object]], l
     ratio = median(ratios)
     rows = [
         [
-            "hql-semantics local (batch 16, sorted by tokens)",
+            "hql-semantics local (batch 16, sorted by tokens; one width: up to 64 a call)",
             n,
             median(ours_s),
             n / median(ours_s),

@@ -475,6 +475,11 @@ def write_all(name: str, every: int, table: Rows, notes: list[str],
     title += f" (sample: every {every}th page)" if every > 1 else ""
     md = write_report(name, title, ["measure", "value", "budget", "verdict"], table.rows, notes)
     print(md.read_text())
+    write_evals(name, evals)
+
+
+def write_evals(name: str, evals: dict[str, dict[str, Any]]) -> None:
+    """One report per corpus: ``<name>_eval_<corpus>``."""
     for corpus, result in evals.items():
         label = {"man1": "man1", "man23": "man2 + man3"}[corpus]
         if not result["kept"]:

@@ -182,6 +182,21 @@ def test_batches_are_a_fixed_function_of_the_texts():
     assert local.batch_order(lengths, 16) == [[5, 1, 4, 0, 2, 3]]
 
 
+def test_batches_of_one_width_share_an_encoder_call():
+    # batches of 2: [2, 0] is 4 wide with padding, [1, 3] 4 wide without,
+    # [4, 5], [6, 7] and [8] 9 wide without
+    lengths = [4, 4, 3, 4, 9, 9, 9, 9, 9]
+    batches = local.batch_order(lengths, 2)
+    assert local.encoder_runs(batches, lengths, max_tokens=100) == [
+        [[2, 0]], [[1, 3]], [[4, 5], [6, 7], [8]]
+    ]
+    # the cap counts rows x width; a batch over it still runs, alone
+    assert local.encoder_runs(batches, lengths, max_tokens=36) == [
+        [[2, 0]], [[1, 3]], [[4, 5], [6, 7]], [[8]]
+    ]
+    assert local.encoder_runs(batches, lengths, max_tokens=0) == [[b] for b in batches]
+
+
 def test_offline_switches_are_set_before_transformers_is_imported():
     code = (
         "import sys\n"
@@ -242,3 +257,36 @@ def test_real_model_matches_sentence_transformers(minilm):
     theirs = model.encode(texts, normalize_embeddings=True)
     assert model.max_seq_length == local.MAX_TOKENS
     assert np.abs(ours - theirs).max() < 1e-5
+
+
+def batchwise_vectors(minilm, texts: list[str]) -> np.ndarray:
+    """The vectors as the embedder made them one batch per encoder call, each batch
+    tokenised on its own: the reference the shared encoder calls must equal."""
+    import torch
+
+    prefixes = minilm.prefixes(texts)
+    tok = minilm._tokenizer
+    lengths = [len(tok(p, truncation=True, max_length=local.MAX_TOKENS)["input_ids"])
+               for p in prefixes]
+    out = np.empty((len(texts), 384), dtype=np.float32)
+    for idx in local.batch_order(lengths):
+        enc = tok([prefixes[i] for i in idx], padding=True, truncation=True,
+                  max_length=local.MAX_TOKENS, return_tensors="pt")
+        with torch.inference_mode():
+            hidden = minilm._model(**enc).last_hidden_state
+            mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+            out[idx] = torch.nn.functional.normalize(pooled, p=2, dim=1).numpy()
+    return normalise(out)
+
+
+def test_shared_encoder_calls_change_no_vector_bit(minilm):
+    words = ["owl", "night", "wing", "quiet", "egg", "reed"]  # one token each
+    long = [" ".join(words[(i + j) % 6] for j in range(300 + i)) for i in range(33)]
+    same = [" ".join(words[(i * j) % 6] for j in range(40)) for i in range(32)]
+    mixed = [" ".join(words[: 1 + i % 6]) * (1 + i % 5) for i in range(16)]
+    texts = long + same + mixed  # truncated at 256, 42 tokens each, of many lengths
+    lengths = minilm.token_lengths(texts)
+    runs = local.encoder_runs(local.batch_order(lengths), lengths)
+    assert [[len(batch) for batch in run] for run in runs] == [[16], [16, 16], [16, 16, 1]]
+    assert np.array_equal(embed_texts(minilm, texts), batchwise_vectors(minilm, texts))

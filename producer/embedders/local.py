@@ -32,7 +32,7 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +44,9 @@ from producer.embedders import EmbedderSpec, EmbedError, OnBatch
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 MAX_TOKENS = 256
 BATCH_SIZE = 16
+# Tokens (rows x padded width) one encoder call may take when batches of the same
+# width are run together (``encoder_runs``): 4 batches of 16 full-length texts.
+RUN_TOKENS = 4 * BATCH_SIZE * MAX_TOKENS
 POOLING = "mean"
 NORMALISATION = "l2"
 
@@ -371,6 +374,34 @@ def batch_order(lengths: Sequence[int], batch_size: int = BATCH_SIZE) -> list[li
     return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
 
 
+def encoder_runs(
+    batches: Sequence[Sequence[int]], lengths: Sequence[int], max_tokens: int = RUN_TOKENS
+) -> list[list[Sequence[int]]]:
+    """Consecutive batches that one encoder call may take together: the same padded
+    width (their longest text), either all without padding or all with some, and
+    rows x width within ``max_tokens`` (a lone batch always forms a run).
+
+    Joining such batches changes no input row (each is padded to the same width
+    either way), so each text's numbers are its batch's, bit for bit on the
+    kernels this is tested on (``tests/test_embed.py``), while a bigger matrix
+    product costs less per row; a long real card is truncated at ``MAX_TOKENS``,
+    so most batches of a man-page vault share the width 256.
+    """
+    runs: list[list[Sequence[int]]] = []
+    key = None
+    rows = 0
+    for batch in batches:
+        width = max(lengths[i] for i in batch)
+        this = (width, all(lengths[i] == width for i in batch))
+        if runs and this == key and (rows + len(batch)) * width <= max_tokens:
+            runs[-1].append(batch)
+            rows += len(batch)
+        else:
+            runs.append([batch])
+            key, rows = this, len(batch)
+    return runs
+
+
 class LocalEmbedder:
     provider = "local"
 
@@ -512,30 +543,36 @@ class LocalEmbedder:
             limit *= 2
 
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
-        return self._lengths(self.prefixes(texts))
+        return [len(ids) for ids in self._encode_prefixes(self.prefixes(texts))["input_ids"]]
 
-    def _lengths(self, prefixes: Sequence[str]) -> list[int]:
-        enc = self._tokenizer(list(prefixes), truncation=True, max_length=MAX_TOKENS)
-        return [len(ids) for ids in enc["input_ids"]]
+    def _encode_prefixes(self, prefixes: Sequence[str]) -> Mapping[str, list[list[int]]]:
+        """Each prefix's model inputs (ids, attention mask, ...), truncated, not padded."""
+        return self._tokenizer(list(prefixes), truncation=True, max_length=MAX_TOKENS)
 
     def embed(self, texts: list[str], on_batch: OnBatch | None = None) -> np.ndarray:
         """Mean-pooled, L2-normalised float32 vectors, rows in the order of ``texts``.
 
         Each text is first cut to its token prefix, so a 50 MB card costs what
         its first 256 tokens cost; the vectors are those of the whole texts.
+        Each prefix is tokenised once (its length orders the batches, its ids are
+        padded per batch). In float32, batches of the same width go through the
+        encoder together (``encoder_runs``); pooling stays per batch. bfloat16
+        runs one batch a call: its numbers depend on the batch's shape.
         """
         self.load()
         import torch
 
-        texts = self.prefixes(texts)
+        inputs = self._encode_prefixes(self.prefixes(texts))
+        lengths = [len(ids) for ids in inputs["input_ids"]]
         out = np.empty((len(texts), self.dimensions or 0), dtype=np.float32)
+        batches = batch_order(lengths, self.batch_size)
+        cap = RUN_TOKENS if self.precision == DEFAULT_PRECISION else 0
         done = 0
-        for idx in batch_order(self._lengths(texts), self.batch_size):
-            enc = self._tokenizer(
-                [texts[i] for i in idx],
+        for run in encoder_runs(batches, lengths, cap):
+            rows = [i for batch in run for i in batch]
+            enc = self._tokenizer.pad(
+                {key: [values[i] for i in rows] for key, values in inputs.items()},
                 padding=True,
-                truncation=True,
-                max_length=MAX_TOKENS,
                 return_tensors="pt",
             )
             with torch.inference_mode():
@@ -545,15 +582,19 @@ class LocalEmbedder:
                     hidden = hidden.float()  # pooling and normalising stay in float32
                 else:
                     hidden = self._model(**enc).last_hidden_state
-                mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-                pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
-                pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
-            out[idx] = pooled.cpu().numpy()
+                start = 0
+                for idx in run:
+                    part = slice(start, start + len(idx))
+                    start += len(idx)
+                    mask = enc["attention_mask"][part].unsqueeze(-1).to(hidden.dtype)
+                    pooled = (hidden[part] * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+                    pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
+                    out[idx] = pooled.cpu().numpy()
+                    done += len(idx)
+                    if on_batch is not None:
+                        on_batch(done)
             del enc, hidden, mask, pooled
             release_freed_memory()
-            done += len(idx)
-            if on_batch is not None:
-                on_batch(done)
         return out
 
 
