@@ -408,11 +408,12 @@ def sql_value(value: object) -> str:
     return str(value)
 
 
-def _blob(path: str | os.PathLike[str], name: str, value: object, query: bool) -> bytes:
+def _blob(path: str | os.PathLike[str], name: str, value: object, query: bool,
+          passage: int | None = None) -> bytes:
     if not isinstance(value, bytes):
         from producer.index_checks import width_problem
 
-        problem = width_problem(name, value, 0, query=query)
+        problem = width_problem(name, value, 0, query=query, passage=passage)
         assert problem is not None
         raise StoreError(f"{path}: {problem.message}")
     return value
@@ -515,7 +516,7 @@ def read_chunks(
     recipe = read_recipe(conn)
     with _reading(path, "the passages cannot be walked"):
         chunks = [
-            ChunkRow(c, o, a, b, _blob(path, f"{c} passage {o}", e, False))
+            ChunkRow(c, o, a, b, _blob(path, c, e, False, passage=o))
             for c, o, a, b, e in conn.execute(
                 "SELECT card, ordinal, start_char, end_char, embedding FROM chunk "
                 "ORDER BY card, ordinal"

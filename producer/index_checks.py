@@ -219,17 +219,62 @@ def recipe_problem(known: bool, rows: int) -> IndexProblem | None:
     )
 
 
-def offsets_problem(card: str, ordinal: int, start: object, end: object,
-                    length: int) -> IndexProblem | None:
-    """A passage whose character offsets are not a non-empty span inside the card's text."""
-    ints = all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end))
-    if ints and 0 <= start < end <= length:  # type: ignore[operator]
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def ordinal_problem(card: str, ordinal: object) -> IndexProblem | None:
+    """A passage whose ordinal is not a whole number from 0: the rows cannot be trusted."""
+    if _whole(ordinal) and ordinal >= 0:  # type: ignore[operator]
         return None
     return IndexProblem(
-        "passage_offsets", REFUSE,
-        f"passage {ordinal} of `{card}` spans characters {sql_value(start)}..{sql_value(end)}, "
-        f"outside the card's {length}-character text", card,
+        "passage_ordinal", REFUSE,
+        f"a passage of `{card}` has the ordinal {sql_value(ordinal)}, not a whole number "
+        "from 0", card,
     )
+
+
+def offsets_problem(card: str, ordinal: object, start: object, end: object,
+                    length: int | None) -> IndexProblem | None:
+    """A passage whose character offsets are not a non-empty span of whole numbers inside
+    the card's text (``length`` None: the text is not at hand, e.g. a stale card; only
+    the span itself is checked)."""
+    if _whole(start) and _whole(end) and 0 <= start < end and (  # type: ignore[operator]
+            length is None or end <= length):  # type: ignore[operator]
+        return None
+    where = (f"outside the card's {length}-character text" if length is not None
+             else "not a span of characters")
+    return IndexProblem(
+        "passage_offsets", REFUSE,
+        f"passage {sql_value(ordinal)} of `{card}` spans characters "
+        f"{sql_value(start)}..{sql_value(end)}, {where}", card,
+    )
+
+
+def passages_absent_message(names: Sequence[str]) -> str:
+    """Cards with a vector and no passage: scored by their card vector alone."""
+    tail = "no passages in the index, so the semantic arm scores"
+    if len(names) == 1:
+        return f"`{names[0]}` has {tail} it by its card vector alone"
+    return f"{len(names)} cards have {tail} them by their card vector alone: {listed(names)}"
+
+
+def passages_orphan_message(names: Sequence[str]) -> str:
+    """Passages of a card the index has no card row for: never scored."""
+    if len(names) == 1:
+        return f"`{names[0]}` has passages in the index and no card row, so they are not used"
+    return (f"{len(names)} cards have passages in the index and no card row, so they are "
+            f"not used: {listed(names)}")
+
+
+def not_unit_passages_message(passages: Sequence[tuple[str, int]]) -> str:
+    """Passages left out for their vectors (one named, or counted and listed)."""
+    if len(passages) == 1:
+        card, ordinal = passages[0]
+        return not_unit_problem(card, passage=ordinal).message
+    cards = list(dict.fromkeys(c for c, _ in passages))
+    return (f"{len(passages)} passages have a stored vector that is not finite and unit "
+            f"length, in {listed(cards)}")
 
 
 def passage_problems(
@@ -251,10 +296,8 @@ def passage_problems(
             if not ok]
     covered = {c for c, _, _ in chunks}
     rows = set(cards)
-    out += [IndexProblem("passages_absent", LEAVE_OUT,
-                         f"{name}: its passages are absent from the index", name)
+    out += [IndexProblem("passages_absent", LEAVE_OUT, passages_absent_message([name]), name)
             for name in sorted(rows - covered)]
-    out += [IndexProblem("passages_orphan", LEAVE_OUT,
-                         f"{name}: passages in the index and no card row for them", name)
+    out += [IndexProblem("passages_orphan", LEAVE_OUT, passages_orphan_message([name]), name)
             for name in sorted(covered - rows)]
     return out

@@ -19,6 +19,7 @@ from producer.index_checks import (
     content_problems,
     model_problems,
     offsets_problem,
+    ordinal_problem,
     orphan_message,
     passage_problems,
     recipe_problem,
@@ -150,11 +151,15 @@ def _passage_checks(contents, vault, dims: int) -> list[IndexProblem]:  # noqa: 
     hashes = {c.name: c.content_hash for c in contents.cards}
     for chunk in contents.chunks:
         card = vault.by_name.get(chunk.card)
-        if card is None or hashes.get(chunk.card) != card.content_hash:
-            continue  # orphan or stale: reported above; its old text is not at hand
-        found = offsets_problem(chunk.card, chunk.ordinal, chunk.start, chunk.end, len(card.text))
-        if found:
-            out.append(found)
+        # an orphan's or a stale card's old text is not at hand: only the span is checked
+        fresh = card is not None and hashes.get(chunk.card) == card.content_hash
+        for found in (
+            ordinal_problem(chunk.card, chunk.ordinal),
+            offsets_problem(chunk.card, chunk.ordinal, chunk.start, chunk.end,
+                            len(card.text) if fresh else None),  # type: ignore[union-attr]
+        ):
+            if found:
+                out.append(found)
     return out
 
 

@@ -12,7 +12,8 @@ def test_a_snippet_starts_near_the_first_query_word_else_at_the_body() -> None:
     body = ("lorem " * 200) + "The Kestrel hovers. " + ("ipsum " * 200)
     cut = agent.snippet(body, "kestrel hovering")
     assert "Kestrel hovers" in cut and len(cut) <= agent.SNIPPET_CHARS
-    assert 95 <= cut.index("Kestrel") <= 100  # a third of the window before the match
+    assert 95 <= cut.index("Kestrel") <= 101  # a third of the window before the match,
+    assert cut.startswith("…lorem ")  # from the next whole word, marked as cut
     assert agent.snippet(body, "absent words").startswith("lorem lorem")
     assert agent.snippet("short body", "x") == "short body"
 

@@ -12,7 +12,15 @@ from hqltui.cli import main
 from hqltui.core.evaluation import LabelledQuery, read_queries
 from hqltui.core.fusion import parse_fusion
 from hqltui.core.session import Session
-from hqltui.core.tune import TooFewQueries, fold_count, grid_configs, search_settings, tune
+from hqltui.core.tune import (
+    TooFewQueries,
+    decide,
+    fold_count,
+    grid_configs,
+    score_rows,
+    search_settings,
+    tune,
+)
 
 BIRDS = Path(__file__).resolve().parent.parent / "fixtures" / "birds"
 
@@ -38,7 +46,8 @@ def test_same_labels_same_table(session, queries) -> None:
 
 def test_a_kind_ratio_is_the_mean_of_its_fold_ratios(session, queries) -> None:
     rrf = parse_fusion("rrf:k=60")
-    row = tune(session, queries, configs=[rrf], folds=2).rows[0]
+    result = tune(session, queries, configs=[rrf], folds=2)
+    row = next(r for r in result.rows if r.config == rrf)
     para = row.kinds["paraphrase"]
     # birds paraphrase: bm25 ranks no group card in its top 10, nor does rrf; semantic does.
     assert para.mrr == 0.0 and para.better == 1.0 and para.ratio == 0.0
@@ -122,3 +131,110 @@ def test_cli_json(capsys) -> None:
     data = json.loads(out)
     assert code == 0 and data["folds"] == 4 and data["rows"][0]["worst"] >= data["rows"][-1]["worst"]
     assert set(data["rows"][0]["kinds"]) == {"keyword", "paraphrase"}
+    # birds, small grid: the configured fusion tops the table, so it is kept at margin 0
+    assert data["decision"] == {"incumbent": data["rows"][0]["config"], "top": data["winner"],
+                                "kept": True, "margin": 0.0, "se": 0.0, "folds": 4}
+    assert len(data["rows"][0]["by_fold"]) == 4
+
+
+# ------------------------------------------------------------------ the selection rule
+# Small synthetic score tables: 10 keyword and 10 paraphrase queries, 5 folds, so fold f
+# of a kind holds its queries f and f + 5. The arms: bm25 finds every keyword query at
+# rank 1 and no paraphrase one; semantic every paraphrase one at rank 1 and keyword ones
+# at rank 2. The better arm is then 1.0 on every fold, and a fold's ratio is the mean
+# reciprocal rank of the configuration there.
+
+KW = [LabelledQuery(f"k{i}", ("a",), "keyword") for i in range(10)]
+PARA = [LabelledQuery(f"p{i}", ("a",), "paraphrase") for i in range(10)]
+SYNTH = KW + PARA
+ARMS = [{"lexical": 1.0, "semantic": 0.5}] * 10 + [{"lexical": 0.0, "semantic": 1.0}] * 10
+INCUMBENT = parse_fusion("adaptive")
+STEADY = parse_fusion("convex:alpha=0.6,norm=zscore")
+LUCKY = parse_fusion("convex:alpha=0.4,norm=max")
+
+
+def _table(keyword: list[float], paraphrase_by_fold: list[float]) -> list[float]:
+    """Per query reciprocal ranks: keyword ones as given, paraphrase fold f's two queries
+    both ``paraphrase_by_fold[f]``."""
+    return keyword + paraphrase_by_fold * 2
+
+
+def _rows(configs: dict) -> list:
+    return score_rows(SYNTH, 5, configs, ARMS)
+
+
+def test_a_steady_gain_in_every_fold_replaces_the_incumbent() -> None:
+    rows = _rows({INCUMBENT: _table([0.5] * 10, [1.0] * 5),
+                  STEADY: _table([1.0] * 10, [0.7, 0.8, 0.7, 0.8, 0.75])})
+    assert [r.config for r in rows] == [STEADY, INCUMBENT]
+    assert rows[0].by_fold == pytest.approx((0.7, 0.8, 0.7, 0.8, 0.75))
+    assert rows[1].by_fold == pytest.approx((0.5,) * 5)
+    decision = decide(rows, INCUMBENT)
+    assert decision is not None and not decision.kept and decision.winner.config == STEADY
+    # fold differences 0.2 0.3 0.2 0.3 0.25: mean 0.25, sample sd 0.05, SE 0.05 / sqrt(5)
+    assert decision.margin == pytest.approx(0.25)
+    assert decision.se == pytest.approx(0.05 / 5 ** 0.5)
+    assert "replaces the configured fusion `adaptive:" in decision.reason()
+
+
+def test_a_gain_from_one_lucky_fold_keeps_the_incumbent() -> None:
+    # LUCKY tops the table (worst kind ratio 0.57 against 0.5), but all of it comes
+    # from fold 0 (+0.4; fold 1 −0.05): mean 0.07, SE 0.083 — within the noise.
+    rows = _rows({INCUMBENT: _table([0.5] * 10, [1.0] * 5),
+                  LUCKY: _table([1.0] * 10, [0.9, 0.45, 0.5, 0.5, 0.5])})
+    assert rows[0].config == LUCKY and rows[0].worst > rows[1].worst
+    decision = decide(rows, INCUMBENT)
+    assert decision is not None and decision.kept and decision.winner.config == INCUMBENT
+    assert decision.margin == pytest.approx(0.07)
+    assert decision.se > decision.margin
+    assert decision.reason().startswith(
+        "kept the configured fusion: the top row's margin over it is +0.070 ± 0.083")
+
+
+def test_the_incumbent_on_top_is_kept_and_the_order_of_configs_does_not_matter() -> None:
+    configs = {STEADY: _table([0.5] * 10, [0.9] * 5), LUCKY: _table([0.2] * 10, [1.0] * 5),
+               INCUMBENT: _table([1.0] * 10, [1.0] * 5)}
+    rows = _rows(configs)
+    again = _rows(dict(reversed(list(configs.items()))))
+    assert [r.config for r in rows] == [r.config for r in again] == [INCUMBENT, STEADY, LUCKY]
+    decision = decide(rows, INCUMBENT)
+    assert decision is not None and decision.kept and decision.margin == 0.0
+    assert decision.reason() == "the configured fusion tops the table"
+    assert decide(rows, parse_fusion("rrf:k=5")) is None  # an incumbent never scored
+
+
+def test_a_fold_where_the_arms_find_nothing_is_left_out_of_that_folds_score() -> None:
+    arms = list(ARMS)
+    arms[0] = arms[5] = {"lexical": 0.0, "semantic": 0.0}  # keyword fold 0: no arm finds it
+    config = _table([0.0, 0.6, 0.6, 0.6, 0.6] * 2, [0.8] * 5)
+    row = score_rows(SYNTH, 5, {INCUMBENT: config}, arms)[0]
+    # fold 0: keyword left out (both arms and the config score 0), so paraphrase's 0.8
+    assert row.by_fold == pytest.approx((0.8, 0.6, 0.6, 0.6, 0.6))
+    assert row.kinds["keyword"].folds == pytest.approx((1.0, 0.6, 0.6, 0.6, 0.6))
+
+
+def test_tune_scores_the_configured_fusion_even_off_the_grid(session, queries) -> None:
+    rrf = parse_fusion("rrf:k=60")
+    result = tune(session, queries, configs=[rrf])
+    configured = session.search.fusion_config()
+    assert {r.config for r in result.rows} == {rrf, configured} and result.total == 2
+    assert result.decision is not None and result.decision.incumbent.config == configured
+    # birds: rrf ranks no paraphrase group card, so the configured adaptive fusion wins
+    assert result.best is result.decision.winner and result.best.config == configured
+
+
+def test_cli_keeps_the_configured_fusion_when_the_top_row_wins_by_one_query(capsys) -> None:
+    # birds, default grid: the top row gets one more keyword query to rank 1 than the
+    # configured fusion (one fold of 4): margin +0.125, SE 0.125 — not beyond one SE.
+    code = main(["tune", str(BIRDS), str(BIRDS / "queries.toml"), "--rows", "3"])
+    out, _ = capsys.readouterr()
+    lines = out.splitlines()
+    table_rows = [line for line in lines if line.startswith("| ") and line[2].isdigit()]
+    configured = Session.load(BIRDS).search.fusion_config().label()
+    assert code == 0 and len(table_rows) == 4  # the first 3, then the configured one
+    assert table_rows[-1].endswith("| 0.88 |") and f"`{configured}` (configured)" in table_rows[-1]
+    assert "(configured)" not in "".join(table_rows[:3])
+    assert f"winner: {configured} (worst ratio 0.88)" in lines
+    assert ("kept the configured fusion: the top row's margin over it is +0.125 ± 0.125 "
+            "(per-fold worst-kind ratio, mean ± one standard error over 4 folds); "
+            "tune changes it only beyond one SE") in lines

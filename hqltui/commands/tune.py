@@ -2,7 +2,9 @@
 
 A thin wrapper over ``hqltui.core.tune``: scores a named grid of fusion
 configurations by their worst cross-validated ratio to the better arm across the
-labelled kinds, prints the table best first and, with ``--write``, shows the
+labelled kinds, prints the table best first (the configured fusion marked), the
+winner (the top row only if it beats the configured fusion by more than one
+standard error, else the configured one) and why, and with ``--write`` shows the
 change to ``hql.toml``'s ``[search]`` and writes it (everything else kept).
 
 Exit status: 0 done; 1 refused (the vault, the queries file, too few queries of a
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import math
 import sys
 from typing import Any
 
@@ -50,8 +53,14 @@ def table(result: Any, rows: int) -> list[str]:
     better = ["", f"better arm ({result.lexical} / semantic)"] + [
         f"{max(result.arms[k].values()):.3f}" for k in kinds] + [""]
     lines.append("| " + " | ".join(better) + " |")
-    for i, row in enumerate(result.rows[:rows], start=1):
-        cells = [str(i), f"`{row.config.label()}`"] + [
+    incumbent = result.decision.incumbent if result.decision is not None else None
+    shown_rows = list(enumerate(result.rows, start=1))[:rows]
+    if incumbent is not None and all(r is not incumbent for _, r in shown_rows):
+        shown_rows.append(next((i, r) for i, r in enumerate(result.rows, start=1)
+                               if r is incumbent))
+    for i, row in shown_rows:
+        mark = " (configured)" if row is incumbent else ""
+        cells = [str(i), f"`{row.config.label()}`{mark}"] + [
             f"{row.kinds[k].mrr:.3f} ({row.kinds[k].ratio:.2f})" for k in kinds
         ] + [f"{row.worst:.2f}"]
         lines.append("| " + " | ".join(cells) + " |")
@@ -65,9 +74,17 @@ def as_json(result: Any) -> dict[str, Any]:
         "configurations": result.total,
         "cancelled": result.cancelled,
         "arms": result.arms,
+        "winner": result.best.config.label() if result.best else None,
+        "decision": None if result.decision is None else {
+            "incumbent": result.decision.incumbent.config.label(),
+            "top": result.decision.top.config.label(),
+            "kept": result.decision.kept, "margin": result.decision.margin,
+            "se": result.decision.se if math.isfinite(result.decision.se) else None,
+            "folds": result.decision.folds},
         "rows": [
             {"config": r.config.label(), "method": r.config.method,
              "parameters": r.config.parameters(), "worst": r.worst,
+             "by_fold": list(r.by_fold),
              "kinds": {k: vars(s) for k, s in r.kinds.items()}}
             for r in result.rows
         ],
@@ -101,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
                f"fusing {result.lexical} + semantic", ""]
         out += table(result, args.rows)
         out += ["", f"winner: {best.config.label()} (worst ratio {best.worst:.2f})"]
+        if result.decision is not None:
+            out.append(result.decision.reason())
         print(shown_lines("\n".join(out)))
     if args.write:
         settings = search_settings(best.config)

@@ -4,15 +4,17 @@ is a function of a ``Session`` returning a JSON-able dict, or raising ``Refused`
 keeping them here keeps them testable and free of the SDK's import cost.
 
 ``search`` returns exactly ``query --json``'s object (``hqltui.core.results``), with
-each hit given its card's ``name``, ``title``, ``path`` and a ``snippet``.
+each hit given its card's ``name``, ``title``, ``path`` and a ``snippet`` (of the passage
+that answered, where one did).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from hqltui.core import snippets
 from hqltui.core.arms import RANKINGS
-from hqltui.core.lexical import iter_token_spans, tokens
+from hqltui.core.ranking import Passage
 from hqltui.core.results import ALL, rankings, rankings_json, search_refusal
 
 LEXICAL_MODE = "lexical"  # the configured lexical arm (`[search] lexical`)
@@ -37,16 +39,18 @@ class Refused(Exception):
 
 
 def snippet(body: str, query: str, width: int = SNIPPET_CHARS) -> str:
-    """At most ``width`` characters of ``body`` around the first token the query shares
-    with it (tokens as the lexical arms split them), else the body's start."""
-    wanted = set(tokens(query))
-    start = 0
-    for a, b in iter_token_spans(body):
-        if body[a:b].lower() in wanted:
-            start = max(0, a - width // 3)
-            break
-    piece = body[start:start + width]
-    return " ".join(piece.split())
+    """At most ``width`` characters of ``body`` around the longest token the query shares
+    with it, else the body's start (``hqltui.core.snippets``)."""
+    return snippets.snippet(body, query, width)
+
+
+def hit_snippet(session: Any, card: Any, hit: dict[str, Any], text: str) -> str:
+    """The passage that answered, when one did and the card is not stale; else the body."""
+    found = hit.get("passage")
+    passage = Passage(found["ordinal"], found["start"], found["end"]) if found else None
+    stale = session.card_status(card.name) == "stale"
+    answered = snippets.answered_text(card, passage, stale)
+    return snippet(card.body if answered is None else answered, text)
 
 
 def search(session: Any, vault: str, text: str, mode: str = DEFAULT_MODE,
@@ -76,7 +80,7 @@ def search(session: Any, vault: str, text: str, mode: str = DEFAULT_MODE,
         for hit in ranking["hits"]:
             card = session.card(hit["card"])
             hit.update(name=card.name, title=card.title, path=card.path,
-                       snippet=snippet(card.body, text))
+                       snippet=hit_snippet(session, card, hit, text))
     return out
 
 

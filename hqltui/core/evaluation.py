@@ -257,12 +257,28 @@ def evaluate(
                     ),
                 }
             )
+            if ranked is not None:
+                detail["arms"][arm].update(passages_detail(ranking, q.relevant))
             if arm in report.fused and ranking.retrieval is not None:
                 if ranking.retrieval.alpha is not None and ranking.retrieval.signals:
                     detail["arms"][arm]["alpha"] = ranking.retrieval.alpha
         report.per_query.append(detail)
         report.scores.append(per_arm)
     return report
+
+
+def passages_detail(ranking: Any, relevant: tuple[str, ...]) -> dict[str, Any]:
+    """Where a ranking scored passages: which answered for each of its top five (None: no
+    passage, e.g. hybrid's lexical-only hits) and for its first relevant card."""
+    hits = ranking.hits[:DEPTH]
+    if not any(hit.passage is not None for hit in hits):
+        return {}
+
+    def of(hit: Any) -> dict[str, Any] | None:
+        return None if hit is None or hit.passage is None else hit.passage.to_json()
+
+    first = next((hit for hit in hits if hit.card in relevant), None)
+    return {"passages": [of(hit) for hit in hits[:5]], "first_relevant_passage": of(first)}
 
 
 def reciprocal_rank(ranked: list[str], relevant: tuple[str, ...] | set[str]) -> float:

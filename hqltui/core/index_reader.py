@@ -58,8 +58,10 @@ from producer.index_checks import (
     duplicate_problem,
     model_count_problem,
     model_problems,
+    not_unit_passages_message,
     not_unit_problem,
     orphan_message,
+    passages_absent_message,
     schema_problem,
     stale_message,
     unit_blobs,
@@ -174,26 +176,19 @@ class SemanticIndex:
         card orphans (``orphan_names``)."""
         out = []
         if passages.uncovered_names:
-            out.append(_counted(
-                "absent", passages.uncovered_names,
-                ("1 card has", "{n} cards have"),
-                "no passages in the index, so the semantic arm scores them by their card "
-                "vector alone",
-            ))
-        for card, ordinal in passages.invalid:
-            problem = not_unit_problem(card, passage=ordinal)
+            names = passages.uncovered_names
+            out.append(Warning("absent", f"{passages_absent_message(names)} (rebuild: {BUILD})",
+                               names))
+        if passages.invalid:  # one warning, however many (a tampered table can hold 100k)
+            invalid = passages.invalid
+            them = "it is" if len(invalid) == 1 else "they are"
             out.append(Warning(
                 "index",
-                f"{problem.message}, so it is left out of semantic and hybrid (rebuild: {BUILD})",
-                (card,),
+                f"{not_unit_passages_message(invalid)}, so {them} left out of semantic and "
+                f"hybrid (rebuild: {BUILD})",
+                tuple(dict.fromkeys(card for card, _ in invalid)),
             ))
         return out
-
-
-def _counted(kind: str, names: tuple[str, ...], nouns: tuple[str, str], rest: str) -> Warning:
-    """One warning for many cards: "1 card is …" / "3 cards are …", then the rebuild."""
-    noun = nouns[0] if len(names) == 1 else nouns[1].format(n=len(names))
-    return Warning(kind, f"{noun} {rest} (rebuild: {BUILD})", names)
 
 
 def open_index(vault: Vault, config: Config) -> SemanticIndex | Refusal:
@@ -336,7 +331,9 @@ def _read(
         matrix[at] = vectors if keep.all() else vectors[keep]  # no second copy when all good
         present[at] = True
     stale &= present
-    passages = read_passages(conn, dims, position, present, names)
+    lengths = np.fromiter((len(card.text) for card in vault.cards), np.int64, n)
+    lengths[stale | ~present] = -1  # the text the passages were cut from is not at hand
+    passages = read_passages(conn, dims, position, present, names, lengths)
     if isinstance(passages, str):
         return Refusal(passages, fix)
     if passages is not None:

@@ -30,7 +30,13 @@ import numpy as np
 from hqltui.core.ranking import Passage, refine
 from producer.index import has_chunks, read_recipe
 from producer.index import unpack as unpack_vectors
-from producer.index_checks import recipe_problem, unit_rows, width_problem
+from producer.index_checks import (
+    offsets_problem,
+    ordinal_problem,
+    recipe_problem,
+    unit_rows,
+    width_problem,
+)
 from producer.passages import Recipe
 
 # Rows fetched (and converted) per step while loading: bounds the blobs held at once
@@ -55,11 +61,13 @@ def quantise(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     each component is off by at most ``scale`` (half a step, and the rounding of the
     division), the bound ``int16_error`` builds on."""
     peak = np.abs(rows).max(axis=1) if rows.size else np.zeros(rows.shape[0], np.float32)
+    usable = np.isfinite(peak) & (peak > 0)
     with np.errstate(invalid="ignore", over="ignore"):
-        scale = np.where(np.isfinite(peak) & (peak > 0), peak / INT16_MAX, 1.0)
-        scale = scale.astype(np.float32)
-        codes = np.rint(rows / scale[:, None])
+        step = np.where(usable, peak / INT16_MAX, 1.0).astype(np.float32)
+        codes = np.rint(rows / step[:, None])
     codes = np.nan_to_num(codes, nan=0.0, posinf=0.0, neginf=0.0)  # left out anyway (valid)
+    # a zero (or left-out) row scores 0 and must not widen the error bound: scale 0
+    scale = np.where(usable, step, 0.0).astype(np.float32)
     return np.clip(codes, -INT16_MAX, INT16_MAX).astype(np.int16), scale
 
 
@@ -149,12 +157,16 @@ def read_passages(
     position: dict[str, int],
     present: np.ndarray,
     names: list[str],
+    lengths: np.ndarray | None = None,
 ) -> PassageIndex | str | None:
     """The passages of an open index: ``None`` without a chunk table, a refusal's
     message when they cannot be used, else a ``PassageIndex`` that owns ``conn``.
 
     ``position`` maps a vault card's name to its row; ``present`` says which cards
-    have a usable card vector (passages of other cards are not scored)."""
+    have a usable card vector (passages of other cards are not scored); ``lengths``
+    each card's text length, -1 where the text indexed is not at hand (a stale card):
+    a passage's offsets must lie inside it (``producer.index_checks``), else the
+    passages are refused."""
     if not has_chunks(conn):
         return None
     stored = read_recipe(conn)
@@ -181,6 +193,13 @@ def read_passages(
             if wrong:
                 return wrong.message
             at = position.get(card)
+            if not (type(ordinal) is int and type(a) is int and type(b) is int  # noqa: E721
+                    and ordinal >= 0 and 0 <= a < b):
+                length = None if at is None or lengths is None or lengths[at] < 0 else lengths[at]
+                found = ordinal_problem(str(card), ordinal) or offsets_problem(
+                    str(card), ordinal, a, b, None if length is None else int(length))
+                if found:
+                    return found.message
             if at is None or not present[at]:
                 orphans.add(str(card))
                 continue
@@ -189,6 +208,7 @@ def read_passages(
             continue
         f32 = unpack_vectors(b"".join(r[5] for r in batch)).reshape(len(batch), dims)
         good = unit_rows(f32)
+        f32[~good] = 0.0  # left out; zeros keep NaN and inf out of every product
         if scale is not None:
             vectors[kept : kept + len(batch)], scale[kept : kept + len(batch)] = quantise(f32)
         else:
@@ -222,6 +242,15 @@ def read_passages(
         vectors = vectors[order]
         scale = None if scale is None else scale[order]
     card, ordinal, start, end, rowid, valid = arrays
+    if lengths is not None and card.size:
+        limit = lengths[card]
+        outside = np.flatnonzero((limit >= 0) & (end > limit))
+        if outside.size:
+            j = int(outside[0])
+            found = offsets_problem(names[card[j]], int(ordinal[j]), int(start[j]), int(end[j]),
+                                    int(limit[j]))
+            assert found is not None
+            return found.message
     counts = np.bincount(card, minlength=len(names)) if card.size else np.zeros(len(names), int)
     bounds = np.zeros(len(names) + 1, dtype=np.int64)
     np.cumsum(counts, out=bounds[1:])

@@ -2,18 +2,20 @@
 
 ``tune(session, queries, grid=..., folds=..., progress=..., cancelled=...)`` scores
 every configuration of a named grid (``GRIDS``) against the better of the two
-arms it fuses, per labelled kind, under k-fold cross-validation, and returns a
-``TuneResult`` (rows best first). The CLI (``hql-tui tune``) and the app's jobs
-are thin wrappers: ``progress(done, total)`` is called after each configuration,
-``cancelled()`` is polled between them (a cancelled run returns what it scored,
-``cancelled=True``).
+arms it fuses, per labelled kind, under k-fold cross-validation, decides whether
+the vault's configured fusion should change (``decide``), and returns a
+``TuneResult`` (rows best first, ``best`` the decision). The CLI (``hql-tui tune``)
+and the app's jobs are thin wrappers: ``progress(done, total)`` is called after
+each configuration, ``cancelled()`` is polled between them (a cancelled run
+returns what it scored, ``cancelled=True``).
 
 How a configuration is scored (deterministic: same labels, same table):
 
 * every query's two arms are scored once, on one ``Session`` snapshot
   (``Session.arm_windows``, the configured lexical arm); each configuration only
   re-fuses those windows (``Session.fuse``), and every metric is ``eval``'s
-  (``hqltui.core.evaluation``);
+  (``hqltui.core.evaluation``): ``reciprocal_ranks`` gives the table of
+  per-query reciprocal ranks that ``score_rows`` turns into rows;
 * the queries of each kind are dealt into ``k`` folds in file order (query i of
   a kind goes to fold i mod k; default k = min(5, the fewest queries of a kind));
   a kind with fewer than 4 queries is refused, by name (``TooFewQueries``);
@@ -23,11 +25,26 @@ How a configuration is scored (deterministic: same labels, same table):
   the mean over its folds, and a configuration's score is its **worst** kind's
   ratio. Rows are sorted by worst ratio, then the mean of the kinds' ratios,
   then the label.
+
+How the winner is chosen (``decide``): the vault's configured fusion (the
+*incumbent*; the shipped default when ``[search]`` names none) is always scored.
+The top row replaces it only when it is better by more than one standard error:
+per fold f, each configuration's fold score is its worst kind's ratio in fold f
+(fold f of every kind; a kind whose better arm finds nothing in that fold is
+left out of it, for every configuration alike); the margin is the mean over
+folds of (top − incumbent) and its standard error the sample deviation of those
+differences over √folds. The configurations are fixed (nothing is fitted on a
+fold), so the folds are disjoint samples of the user's queries and the margin's
+error is a fair measure of the noise. ``margin > SE`` switches; otherwise the
+incumbent is kept. Why: with ~20 queries of a kind, the top of a 120-row grid
+is partly luck (the winner's curse); on the real corpora, always taking the top
+row lost to the default on held-out queries (``benchmarks/results/tune.md``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +53,7 @@ from hqltui.core.fusion import NORMS, FusionConfig, parse_fusion
 
 MIN_PER_KIND = 4
 MAX_FOLDS = 5
+ARM_KEYS = ("lexical", "semantic")
 
 GRIDS: dict[str, tuple[str, ...]] = {
     # rrf k; convex alpha x every norm; adaptive: its two alphas and word bounds x three norms
@@ -63,13 +81,14 @@ class KindScore:
     better: float  # the better arm's MRR@10 over them
     ratio: float  # mean over folds of the fold ratios
     worst_fold: float
-    folds: tuple[float, ...] = ()  # each fold's ratio
+    folds: tuple[float, ...] = ()  # each fold's ratio (skipped folds left out)
 
 
 @dataclass(frozen=True)
 class TuneRow:
     config: FusionConfig
     kinds: dict[str, KindScore]
+    by_fold: tuple[float | None, ...] = ()  # per fold: the worst kind's ratio there
 
     @property
     def worst(self) -> float:
@@ -81,17 +100,51 @@ class TuneRow:
 
 
 @dataclass(frozen=True)
+class Decision:
+    """Whether the top row replaces the incumbent: ``margin`` (mean over folds of the
+    per-fold score difference, top − incumbent) against its standard error ``se``."""
+
+    winner: TuneRow
+    incumbent: TuneRow
+    top: TuneRow
+    margin: float
+    se: float
+    folds: int  # folds compared
+
+    @property
+    def kept(self) -> bool:
+        return self.winner is self.incumbent
+
+    def reason(self) -> str:
+        """One line saying why the winner won."""
+        if self.top is self.incumbent:
+            return "the configured fusion tops the table"
+        if not math.isfinite(self.se):
+            return (f"kept the configured fusion: only {self.folds} fold(s) where the arms "
+                    "find anything, too few to tell the top row from it")
+        by = (f"the top row's margin over it is {self.margin:+.3f} ± {self.se:.3f} (per-fold "
+              f"worst-kind ratio, mean ± one standard error over {self.folds} folds)")
+        if self.kept:
+            return f"kept the configured fusion: {by}; tune changes it only beyond one SE"
+        return f"replaces the configured fusion `{self.incumbent.config.label()}`: {by}"
+
+
+@dataclass(frozen=True)
 class TuneResult:
     rows: list[TuneRow]  # best first
     folds: int
     lexical: str
     arms: dict[str, dict[str, float]]  # kind -> arm -> MRR@10
-    total: int  # configurations in the grid
+    total: int  # configurations scored (the grid and the incumbent)
     cancelled: bool = False
     refused: list[str] = field(default_factory=list)  # arms' refusals met (counted as misses)
+    decision: Decision | None = None  # None: nothing scored, or the incumbent not reached
 
     @property
     def best(self) -> TuneRow | None:
+        """What tune recommends: the decision's winner (the top row if undecided)."""
+        if self.decision is not None:
+            return self.decision.winner
         return self.rows[0] if self.rows else None
 
 
@@ -123,23 +176,30 @@ def fold_count(queries: Sequence[LabelledQuery], folds: int | None) -> int:
     return k
 
 
-def tune(
+@dataclass(frozen=True)
+class RankTable:
+    """Per query (in file order): each arm's reciprocal rank, and each configuration's."""
+
+    arms: list[dict[str, float]]  # query -> {"lexical": rr, "semantic": rr}
+    configs: dict[FusionConfig, list[float]]  # config -> rr per query
+    refused: list[str]
+    cancelled: bool = False
+
+
+def reciprocal_ranks(
     session: Any,
     queries: Sequence[LabelledQuery],
+    configs: Sequence[FusionConfig],
     *,
-    grid: str = "default",
-    folds: int | None = None,
-    configs: list[FusionConfig] | None = None,
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
     live: bool = False,
-) -> TuneResult:
-    """Score ``configs`` (default: the grid ``grid``) on ``queries``; see the module doc."""
-    k = fold_count(queries, folds)
-    configs = configs or grid_configs(grid, session.search.fusion_config())
+) -> RankTable:
+    """Every query's arms scored once on ``session``, every config re-fusing them:
+    ``eval``'s reciprocal rank of each (a refusal counts 0 and is listed)."""
     lexical = session.search.lexical
     windows, arm_rr, refused = [], [], []
-    for q in queries:  # every query's arms, scored once
+    for q in queries:
         scored = session.arm_windows(q.text, lexical=lexical, limit=DEPTH, live=live)
         windows.append(list(scored.values()))
         rr = {}
@@ -151,28 +211,75 @@ def tune(
                 0.0 if ranking.refusal is not None else reciprocal_rank(ranking.names(), q.relevant)
             )
         arm_rr.append(rr)
-    folds_of = _folds(queries, k)
-    arms = {kind: {a: _mean([arm_rr[i][a] for i in idx]) for a in ("lexical", "semantic")}
-            for kind, idx in _by_kind(queries).items()}
-    rows: list[TuneRow] = []
+    table: dict[FusionConfig, list[float]] = {}
     for done, config in enumerate(configs, start=1):
         if cancelled is not None and cancelled():
-            return _result(rows, k, lexical, arms, len(configs), True, refused)
+            return RankTable(arm_rr, table, refused, True)
         rr = []
         for i, q in enumerate(queries):
             ranking = session.fuse(q.text, windows[i], DEPTH, config)
             rr.append(0.0 if ranking.refusal is not None
                       else reciprocal_rank(ranking.names(), q.relevant))
-        rows.append(TuneRow(config, _score(queries, folds_of, rr, arm_rr)))
+        table[config] = rr
         if progress is not None:
             progress(done, len(configs))
-    return _result(rows, k, lexical, arms, len(configs), False, refused)
+    return RankTable(arm_rr, table, refused)
 
 
-def _result(rows: list[TuneRow], k: int, lexical: str, arms: dict[str, dict[str, float]],
-            total: int, cancelled: bool, refused: list[str]) -> TuneResult:
-    ordered = sorted(rows, key=lambda r: (-r.worst, -r.mean, r.config.label()))
-    return TuneResult(ordered, k, lexical, arms, total, cancelled, sorted(set(refused)))
+def tune(
+    session: Any,
+    queries: Sequence[LabelledQuery],
+    *,
+    grid: str = "default",
+    folds: int | None = None,
+    configs: list[FusionConfig] | None = None,
+    incumbent: FusionConfig | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    live: bool = False,
+) -> TuneResult:
+    """Score ``configs`` (default: the grid ``grid``) and the incumbent (default: the
+    vault's configured fusion, scored first) on ``queries``; see the module doc."""
+    k = fold_count(queries, folds)
+    base = session.search.fusion_config()
+    incumbent = incumbent or base
+    configs = list(dict.fromkeys([incumbent, *(configs or grid_configs(grid, base))]))
+    ranks = reciprocal_ranks(session, queries, configs, progress=progress,
+                             cancelled=cancelled, live=live)
+    rows = score_rows(queries, k, ranks.configs, ranks.arms)
+    arms = {kind: {a: _mean([ranks.arms[i][a] for i in idx]) for a in ARM_KEYS}
+            for kind, idx in _by_kind(queries).items()}
+    return TuneResult(rows, k, session.search.lexical, arms, len(configs), ranks.cancelled,
+                      sorted(set(ranks.refused)), decide(rows, incumbent))
+
+
+def score_rows(queries: Sequence[LabelledQuery], k: int,
+               configs: Mapping[FusionConfig, Sequence[float]],
+               arm_rr: Sequence[Mapping[str, float]]) -> list[TuneRow]:
+    """The table, best first, from per-query reciprocal ranks (``reciprocal_ranks``)."""
+    folds_of = _folds(queries, k)
+    rows = [_row(config, folds_of, rr, arm_rr) for config, rr in configs.items()]
+    return sorted(rows, key=lambda r: (-r.worst, -r.mean, r.config.label()))
+
+
+def decide(rows: Sequence[TuneRow], incumbent: FusionConfig) -> Decision | None:
+    """The top row if it beats the incumbent's per-fold score by more than one standard
+    error of the paired fold differences, else the incumbent (module doc)."""
+    mine = next((r for r in rows if r.config == incumbent), None)
+    if mine is None or not rows:
+        return None
+    top = rows[0]
+    if top is mine:
+        return Decision(mine, mine, top, 0.0, 0.0, len(mine.by_fold))
+    diffs = [a - b for a, b in zip(top.by_fold, mine.by_fold, strict=True)
+             if a is not None and b is not None]
+    if len(diffs) < 2:
+        return Decision(mine, mine, top, _mean(diffs), math.inf, len(diffs))
+    margin = _mean(diffs)
+    spread = math.sqrt(sum((d - margin) ** 2 for d in diffs) / (len(diffs) - 1))
+    se = spread / math.sqrt(len(diffs))
+    winner = top if margin > 0 and margin > se else mine
+    return Decision(winner, mine, top, margin, se, len(diffs))
 
 
 def _by_kind(queries: Sequence[LabelledQuery]) -> dict[str, list[int]]:
@@ -191,29 +298,35 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def _score(queries: Sequence[LabelledQuery], folds_of: dict[str, list[list[int]]],
-           rr: list[float], arm_rr: list[dict[str, float]]) -> dict[str, KindScore]:
-    out = {}
+def _row(config: FusionConfig, folds_of: dict[str, list[list[int]]], rr: Sequence[float],
+         arm_rr: Sequence[Mapping[str, float]]) -> TuneRow:
+    kinds: dict[str, KindScore] = {}
+    per_fold: list[list[float]] = []  # fold f -> the kinds' ratios in it (arms found something)
     for kind, folds in folds_of.items():
         ratios = []
-        for fold in folds:
+        for f, fold in enumerate(folds):
             mine = _mean([rr[i] for i in fold])
-            better = max(_mean([arm_rr[i][a] for i in fold]) for a in ("lexical", "semantic"))
+            better = max(_mean([arm_rr[i][a] for i in fold]) for a in ARM_KEYS)
             if better > 0:
                 ratios.append(mine / better)
+                while len(per_fold) <= f:
+                    per_fold.append([])
+                per_fold[f].append(mine / better)
             elif mine == 0:
                 ratios.append(1.0)
         every = [i for fold in folds for i in fold]
-        better_all = max(_mean([arm_rr[i][a] for i in every]) for a in ("lexical", "semantic"))
-        out[kind] = KindScore(
+        kinds[kind] = KindScore(
             queries=len(every),
             mrr=_mean([rr[i] for i in every]),
-            better=better_all,
+            better=max(_mean([arm_rr[i][a] for i in every]) for a in ARM_KEYS),
             ratio=_mean(ratios) if ratios else 1.0,
             worst_fold=min(ratios) if ratios else 1.0,
             folds=tuple(ratios),
         )
-    return out
+    k = max(len(f) for f in folds_of.values())
+    by_fold = tuple(min(per_fold[f]) if f < len(per_fold) and per_fold[f] else None
+                    for f in range(k))
+    return TuneRow(config, kinds, by_fold)
 
 
 def search_settings(config: FusionConfig) -> dict[str, Any]:

@@ -309,6 +309,13 @@ class HqlApp(App[int]):
         if self.state.session is not None and self.text.strip():
             self._start_query()
 
+    # The passage snippets under semantic and hybrid rows (ctrl+o, p, the palette).
+    def action_toggle_snippets(self) -> None:
+        self.state = replace(self.state, snippets=not self.state.snippets)
+        self.notify(f"passage snippets: {'on' if self.state.snippets else 'off'}", timeout=2)
+        if self.state.answer is not None:
+            self._paint()
+
     @on(RankingColumn.Selected)
     @on(CardList.Selected)
     def _selected(self, message: RankingColumn.Selected | CardList.Selected) -> None:

@@ -56,6 +56,7 @@ class HqlCommands(Provider):
                  f"hybrid by {entry.summary} ({h('app.fusion')} cycles)",
                  run(f"set_fusion('{method}')"))
             )
+        snippets = getattr(getattr(app, "state", None), "snippets", True)
         commands += [
             ("vault: reload", "read the vault and its index again", run("reload")),
             ("index: build", f"run hql-semantics build in the background ({h('jobs.build')})",
@@ -71,6 +72,9 @@ class HqlCommands(Provider):
             ("view: edit card in $EDITOR", "suspend the app and edit the selected card",
              run("edit_card")),
             ("view: all warnings", "every warning in full", run("show_warnings")),
+            (f"view: passage snippets ({'on' if snippets else 'off'})",
+             "show or hide the passage that answered under semantic and hybrid rows "
+             f"({h('app.snippets')})", run("toggle_snippets")),
             ("view: engine columns", "show or hide engine bm25 / vector / hybrid "
              f"({h('app.engine-view')})", run("toggle_engine")),
             ("engine: sync + build", "upload the cards, then build the engine indexes "

@@ -49,6 +49,10 @@ APP_BINDINGS = [
     Binding("f4", "edit_card", "edit", id="app.edit-card"),
     Binding("f5", "reload", "reload", id="app.reload"),
     Binding("f6", "show_warnings", "warnings", id="app.warnings"),
+    # Semantic and hybrid rows: the passage that answered, on a second line (on by default).
+    Binding("ctrl+o", "toggle_snippets", "snippets", show=False,
+            tooltip="show or hide the passage snippet under semantic and hybrid rows",
+            id="app.snippets"),
 ]
 JOB_BINDINGS = [
     Binding("f7", "build_index", "build", tooltip="build index", id="jobs.build"),

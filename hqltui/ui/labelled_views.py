@@ -133,7 +133,8 @@ def tune_progress(done: int, total: int, cancel_key: str, p: Palette) -> Text:
 
 def tune_table(result: Any, write_key: str, p: Palette, rows: int = 8) -> RenderableType:
     """``tune``'s table, best first (its worst kind's ratio to the better arm, the mean,
-    each kind's ratio), and the key that writes the best to ``[search]``."""
+    each kind's ratio; the configured fusion marked, listed even below the cut), the key
+    that writes the winner to ``[search]`` and why it won (``Decision.reason``)."""
     kinds = sorted(next(iter(result.rows)).kinds) if result.rows else []
     table = Table(box=None, pad_edge=False, header_style="bold", show_edge=False)
     table.add_column("fusion")
@@ -141,8 +142,16 @@ def tune_table(result: Any, write_key: str, p: Palette, rows: int = 8) -> Render
     table.add_column("mean", justify="right")
     for kind in kinds:
         table.add_column(shown(kind), justify="right")
-    for row in result.rows[:rows]:
-        table.add_row(Text(row.config.label()), f"{row.worst:.2f}", f"{row.mean:.2f}",
+    decision = result.decision
+    incumbent = decision.incumbent if decision is not None else None
+    listed = result.rows[:rows]
+    if incumbent is not None and incumbent not in listed:
+        listed = [*listed, incumbent]
+    for row in listed:
+        label = Text(row.config.label())
+        if row is incumbent:
+            label.append(" (configured)", style=p.muted)
+        table.add_row(label, f"{row.worst:.2f}", f"{row.mean:.2f}",
                       *(f"{row.kinds[k].ratio:.2f}" for k in kinds))
     head = Text.assemble(
         ("tune", "bold"),
@@ -153,4 +162,6 @@ def tune_table(result: Any, write_key: str, p: Palette, rows: int = 8) -> Render
     foot = (Text.assemble((f"{write_key} writes ", p.muted), (best.config.label(), p.accent),
                           (" to hql.toml's [search] (asks first)", p.muted))
             if best is not None else Text("nothing scored", style=p.warning))
-    return Group(head, table, foot)
+    if decision is None:
+        return Group(head, table, foot)
+    return Group(head, table, foot, Text(decision.reason(), style=p.muted))

@@ -53,6 +53,7 @@ class ScreenState:
     selected: str | None = None
     pinned: bool = False  # the user chose ``selected`` since the query was last edited
     labels: Labels | None = None  # the vault's labels file (None: not read yet)
+    snippets: bool = True  # semantic and hybrid rows show the passage that answered
 
     @property
     def labelled_text(self) -> str:

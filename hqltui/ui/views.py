@@ -7,6 +7,7 @@ key named on screen is the active binding's (``Keys.hint``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from hqltui.core import oneline
+from hqltui.core import oneline, snippets
 from hqltui.core.arms import LEXICAL_CHOICES
 from hqltui.core.evaluation import QueryScores, query_scores, winners
 from hqltui.core.hybrid import fusion_summary, fusion_title
@@ -40,6 +41,10 @@ WARNING_ORDER = {"error": 0, "arm": 1, "config": 1, "stale": 2, "absent": 3, "or
 PREVIEW_LINES = 60
 EMPTY = {"lexical": "no lexical match", "semantic": "no semantic match",
          "hybrid": "no match in either arm"}
+# A row's passage snippet before the column cuts it to its width (a third of a wide screen).
+SNIPPET_CHARS = 160
+SNIPPET_LEAD = 12  # characters shown before the longest query word the passage holds
+HEADING_MARKS = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]+")
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,7 @@ class Row:
     score: str
     badges: Text
     label: Text | None = None  # ✓ relevant or ✗ decoy for the query on screen
+    snippet: Text | None = None  # a second line: the passage that answered (the column cuts it)
 
 
 @dataclass(frozen=True)
@@ -248,21 +254,54 @@ def columns(state: ScreenState, p: Palette, keys: Keys) -> dict[str, Column]:
             out[slot] = ranking_column(
                 ranking, EMPTY[slot], p, keys,
                 lambda hit: badges(hit.card, in_lex, in_sem, state.statuses, p),
-                label_marks(state))
+                label_marks(state),
+                (lambda hit: row_snippet(state, hit, p)) if wants_snippets(state, slot, ranking)
+                else None)
     return out
+
+
+def wants_snippets(state: ScreenState, slot: str, ranking: Ranking) -> bool:
+    """Semantic and hybrid rows show their passage when the arm scored passages and the
+    snippets are on (the default; ``app.snippets`` toggles them)."""
+    if not state.snippets or slot == "lexical" or not ranking.ok:
+        return False
+    return any(hit.passage is not None for hit in ranking.hits)
+
+
+def row_snippet(state: ScreenState, hit: Hit, p: Palette) -> Text:
+    """The line under a row: the passage that answered (whitespace collapsed, controls made
+    visible, from its longest query word), what scored instead, or why it is not quoted."""
+    passage = hit.passage
+    card = state.card(hit.card)
+    if passage is None or card is None:
+        return Text("")
+    if passage.ordinal is None:
+        return Text("card vector: its beginning", style=p.muted)
+    where = f"p{passage.ordinal} "
+    stale = state.statuses.get(hit.card) == "stale"
+    text = snippets.answered_text(card, passage, stale)
+    if text is None:
+        why = "stale: not quoted (the card changed)" if stale else (
+            "not quoted: its offsets are outside the card's text")
+        return Text.assemble((where, p.muted), (why, p.warning))
+    text = HEADING_MARKS.sub("", text)  # "## Options" reads "Options" on one line
+    quoted = snippets.snippet(text, state.answer_text, SNIPPET_CHARS, SNIPPET_LEAD)
+    return Text.assemble((where, p.muted), (shown(quoted), "italic"))
 
 
 def ranking_column(ranking: Ranking, empty: str, p: Palette, keys: Keys,
                    marks: Callable[[Hit], Text],
-                   labelled: Callable[[str], str] | None = None) -> Column:
+                   labelled: Callable[[str], str] | None = None,
+                   snippet: Callable[[Hit], Text] | None = None) -> Column:
     """One ranking as rows (``marks(hit)`` gives a row's badges, ``labelled(card)`` its
-    label mark), its refusal, or ``empty``."""
+    label mark, ``snippet(hit)`` its second line), its refusal, or ``empty``."""
     if not ranking.ok and ranking.refusal is not None:
         return Column(message=refusal(ranking.refusal, p, keys), kind="refusal")
     if not ranking.hits:
         return Column(message=Text(empty, style=p.warning), kind="none")
     return Column(rows=[Row(hit.rank, hit.card, render.score(hit.score), marks(hit),
-                            label_mark(labelled(hit.card), p) if labelled else None)
+                            label_mark(labelled(hit.card), p) if labelled else None,
+                            snippet(hit) if snippet else None)
                         for hit in ranking.hits])
 
 
@@ -383,6 +422,10 @@ def card_detail(state: ScreenState, name: str, p: Palette, full: bool) -> Render
     else:
         head.append(status or "no index",
                     style={"stale": p.warning, "missing": p.error}.get(status, p.muted))
+    passage = answering_passage(state, name)
+    span = None
+    if passage is not None:  # under the index status: a stale card's says so at the top
+        span = _answered(head, passage, card, status == "stale", p)
     rankings = state.rankings()
     _ranks(head, state, name, p)
     if rankings:
@@ -403,14 +446,6 @@ def card_detail(state: ScreenState, name: str, p: Palette, full: bool) -> Render
         head.append("\nunresolved: ", style=p.warning)
         head.append(shown(", ".join(dict.fromkeys(oneline.link_target(t) for t in unresolved))))
     terms = render.query_terms(state.answer_text) if state.answer is not None else set()
-    passage = answering_passage(state, name)
-    span = None
-    if passage is not None:
-        skip = len(card.text) - len(card.body)  # the body ends the text (the text contract)
-        span = (max(0, passage.start - skip), max(0, passage.end - skip))
-        which = "its card vector" if passage.ordinal is None else f"passage {passage.ordinal}"
-        head.append("\nanswered by: ", style="bold")
-        head.append(f"{which}, characters {passage.start}–{passage.end} of its text (marked)")
     text, more = card.body, 0
     if not full and span is None:  # the pane previews; the card screen shows the whole body,
         text, more = preview(text, PREVIEW_LINES)  # and so does a pane opening at a passage
@@ -425,6 +460,30 @@ def card_detail(state: ScreenState, name: str, p: Palette, full: bool) -> Render
     before, after = body.divide([anchor])
     before.rstrip()  # the line break before the passage: the pane starts it on its own line
     return render.Anchored(Group(head, rule, before), after)
+
+
+def _answered(head: Text, passage: Passage, card: Card, stale: bool, p: Palette
+              ) -> tuple[int, int] | None:
+    """``answered by:`` in the header, and the span of the body to mark (None: none). A
+    stale card's offsets point into the text it had when the index was built, so nothing
+    is marked; nor are offsets that are not a span of today's text."""
+    which = "its card vector" if passage.ordinal is None else f"passage {passage.ordinal}"
+    head.append("\nanswered by: ", style="bold")
+    if passage.ordinal is None and passage.end <= passage.start:  # a card with no passages
+        head.append("its card vector (no passage of this card is in the index)")
+        return None
+    where = f"characters {passage.start}–{passage.end}"
+    if stale:
+        head.append(f"{which}, {where} of the text the index was built from; ")
+        head.append("stale: the card changed since, so no passage is marked", style=p.warning)
+        return None
+    skip = len(card.text) - len(card.body)  # the body ends the text (the text contract)
+    span = (max(0, passage.start - skip), max(0, passage.end - skip))
+    if not 0 <= passage.start < passage.end <= len(card.text) or span[0] >= span[1]:
+        head.append(f"{which}, {where} of its text (none of it in the body)", style=p.muted)
+        return None
+    head.append(f"{which}, {where} of its text (marked)")
+    return span
 
 
 def preview(body: str, lines: int) -> tuple[str, int]:
@@ -533,6 +592,9 @@ def help_notes(keys: Keys) -> list[str]:
         "queries (the file hql-tui eval reads).",
         "Badges: LS ranked by both arms · L· lexical only · ·S semantic only ·",
         "! stale (text changed since the index was built) · × missing (no index row).",
+        f"Passages: under a semantic or hybrid row, pN and the passage that answered "
+        f"({h('app.snippets')} or {h('main.snippets')} hides / shows it);",
+        "the card pane marks that passage and opens at it (not for a stale card).",
         f"Engine columns ({h('app.engine-view')}): ▲n / ▼n the engine ranks the card n places "
         "higher / lower",
         "than the local column, = the same, new: not in the local column; ! engine-stale.",

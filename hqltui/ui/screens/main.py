@@ -60,6 +60,9 @@ class MainScreen(Screen[None]):
         Binding("e", "app.edit_card", "edit card in $EDITOR", show=False, id="main.edit"),
         Binding("r", "app.reload", "reload vault", show=False, id="main.reload"),
         Binding("w", "app.show_warnings", "all warnings", show=False, id="main.warnings"),
+        Binding("p", "app.toggle_snippets", "passage snippets", show=False,
+                tooltip="show or hide the passage snippet under semantic and hybrid rows",
+                id="main.snippets"),
         *(replace(b, show=False) for b in LABEL_BINDINGS),
     ]
 

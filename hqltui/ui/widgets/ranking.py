@@ -20,6 +20,7 @@ from hqltui.ui.widgets.ranklist import RankList
 from producer.terminal import shown
 
 RANK_W, SCORE_W, BADGE_W = 3, 8, 5
+SNIPPET_INDENT = 4  # a passage snippet sits under the card's name
 
 
 class RankingColumn(Vertical):
@@ -103,7 +104,7 @@ class RankingColumn(Vertical):
         # The name takes what the rank, score, badges and scrollbar leave.
         return max(self.size.width - RANK_W - SCORE_W - BADGE_W - 2, 8)
 
-    def _line(self, row: Row, width: int) -> Text:
+    def _line(self, row: Row, width: int, height: int) -> Text:
         name = shown(row.name)
         name = name if len(name) <= width - 1 else name[: width - 2] + "…"
         line = Text(f"{row.rank:>2} ")
@@ -112,6 +113,11 @@ class RankingColumn(Vertical):
         line.append(row.score.rjust(SCORE_W))
         line.append(" ")
         line.append_text(row.badges)
+        if height > 1:  # the passage that answered, cut to the row's width (in cells)
+            snippet = (row.snippet or Text("")).copy()
+            snippet.truncate(width + SCORE_W + BADGE_W - SNIPPET_INDENT, overflow="ellipsis")
+            line.append("\n" + " " * SNIPPET_INDENT)
+            line.append_text(snippet)
         return line
 
     def _fill(self, selected: str | None) -> None:
@@ -119,7 +125,8 @@ class RankingColumn(Vertical):
         header = Text(" #  card".ljust(RANK_W + width) + "score".rjust(SCORE_W))
         self.query_one(".column-header", Static).update(header)
         cursor = self._names.index(selected) if selected in self._names else None
-        self.table.set_rows([self._line(r, width) for r in self._rows], cursor)
+        height = 2 if any(r.snippet is not None for r in self._rows) else 1
+        self.table.set_rows([self._line(r, width, height) for r in self._rows], cursor, height)
 
     def select(self, name: str | None) -> None:
         """Put the cursor on ``name`` if this column ranks it; hide the cursor otherwise."""

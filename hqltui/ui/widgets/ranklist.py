@@ -2,7 +2,9 @@
 
 A ``DataTable`` re-renders every cell of every column on each answer, which is
 most of a keystroke's budget at 10k cards. Here each row is one prepared Rich
-``Text``; a new answer replaces the rows and only the visible lines are drawn.
+``Text``; a new answer replaces the rows and only the visible lines are drawn. A row
+may take more than one line (``height``: a passage snippet under the card); every row
+of a list then takes that many, so a line's row is a division away.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ class RankList(ScrollView, can_focus=True):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._rows: Sequence[Text] = []
+        self._height = 1  # lines per row
         self._cache: dict[tuple[int, int, str], Strip] = {}
 
     # ----------------------------------------------------------------- content
@@ -62,12 +65,19 @@ class RankList(ScrollView, can_focus=True):
     def row_count(self) -> int:
         return len(self._rows)
 
-    def set_rows(self, rows: Sequence[Text], cursor: int | None) -> None:
+    @property
+    def rows(self) -> Sequence[Text]:
+        """The rows as given (a row of ``row_height`` lines holds them joined by newlines)."""
+        return self._rows
+
+    def set_rows(self, rows: Sequence[Text], cursor: int | None, height: int = 1) -> None:
         """Replace every row (any sequence: a long list may make each row when it is
-        drawn); ``cursor`` None hides the cursor."""
+        drawn); ``cursor`` None hides the cursor; each row takes ``height`` lines (its
+        text's lines, the missing ones blank)."""
         self._rows = rows
+        self._height = max(1, height)
         self._cache.clear()
-        self.virtual_size = Size(self.size.width, len(rows))
+        self.virtual_size = Size(self.size.width, len(rows) * self._height)
         self.set_reactive(RankList.show_cursor, cursor is not None)
         self.set_reactive(RankList.cursor, min(cursor or 0, max(len(rows) - 1, 0)))
         self.scroll_to(y=0, animate=False)
@@ -89,9 +99,13 @@ class RankList(ScrollView, can_focus=True):
 
     # -------------------------------------------------------------- rendering
 
+    @property
+    def row_height(self) -> int:
+        return self._height
+
     def on_resize(self) -> None:
         self._cache.clear()
-        self.virtual_size = Size(self.size.width, len(self._rows))
+        self.virtual_size = Size(self.size.width, len(self._rows) * self._height)
 
     def on_focus(self) -> None:
         self._cache.clear()
@@ -104,23 +118,26 @@ class RankList(ScrollView, can_focus=True):
         self.refresh()
 
     def render_line(self, y: int) -> Strip:
-        row = y + self.scroll_offset.y
+        row, part = divmod(y + self.scroll_offset.y, self._height)
         width = self.scrollable_content_region.width
         if not (0 <= row < len(self._rows)):
             return Strip.blank(width, self.rich_style)
         state = ""
         if self.show_cursor and row == self.cursor:
             state = "focus" if self.has_focus else "blur"
-        key = (row, width, state)
+        key = (row * self._height + part, width, state)
         strip = self._cache.get(key)
         if strip is None:
-            strip = self._render_row(row, width, state)
+            strip = self._render_row(row, part, width, state)
             self._cache[key] = strip
         return strip
 
-    def _render_row(self, row: int, width: int, state: str) -> Strip:
+    def _render_row(self, row: int, part: int, width: int, state: str) -> Strip:
         base = self.rich_style
         text = self._rows[row]
+        if self._height > 1:
+            lines = text.split("\n", allow_blank=True)
+            text = lines[part] if part < len(lines) else Text("")
         segments = list(text.render(self.app.console))
         strip = Strip(segments).adjust_cell_length(width, base)
         if base:
@@ -137,7 +154,8 @@ class RankList(ScrollView, can_focus=True):
 
     def _scroll_cursor(self) -> None:
         if self.size.height:
-            self.scroll_to_region(Region(0, self.cursor, 1, 1), animate=False, force=True)
+            h = self._height
+            self.scroll_to_region(Region(0, self.cursor * h, 1, h), animate=False, force=True)
 
     def _move_to(self, row: int) -> None:
         if not self._rows:
@@ -156,7 +174,7 @@ class RankList(ScrollView, can_focus=True):
         self._move_to(self.cursor + step if self.show_cursor else self.cursor)
 
     def action_page(self, step: int) -> None:
-        self._move_to(self.cursor + step * max(self.size.height - 1, 1))
+        self._move_to(self.cursor + step * max(self.size.height // self._height - 1, 1))
 
     def action_edge(self, end: int) -> None:
         self._move_to(len(self._rows) - 1 if end else 0)
@@ -166,7 +184,7 @@ class RankList(ScrollView, can_focus=True):
             self.post_message(self.Chosen(self.cursor))
 
     def on_click(self, event: events.Click) -> None:
-        row = event.y + self.scroll_offset.y
+        row = (event.y + self.scroll_offset.y) // self._height
         if 0 <= row < len(self._rows):
             self._move_to(row)
             if event.chain >= 2:
