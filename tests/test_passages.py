@@ -351,3 +351,14 @@ def test_query_json_and_eval_carry_the_passages(built: Path, tmp_path: Path, cap
     report = json.loads(capsys.readouterr().out)
     assert {"semantic", "semantic[cards]"} <= set(report["overall"])
     assert report["overall"]["semantic"]["hit@1"] == 1.0
+
+
+def test_int16_rows_are_within_their_scale_and_a_zero_row_widens_nothing() -> None:
+    rng = np.random.default_rng(3)
+    rows = np.vstack([unit(rng.standard_normal(DIMS)) for _ in range(4)]
+                     + [np.zeros(DIMS)]).astype(np.float32)
+    codes, scale = quantise(rows)
+    back = codes.astype(np.float64) * scale[:, None].astype(np.float64)
+    assert np.all(np.abs(back - rows) <= scale[:, None])
+    assert scale[-1] == 0.0 and np.all(scale[:-1] > 0)
+    assert np.all(np.abs(codes[:-1]).max(axis=1) == passages_module.INT16_MAX)
