@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from hqltui.core import passages as passages_module
-from hqltui.core.passages import exact_dots
+from hqltui.core.passages import exact_dots, quantise
 from hqltui.core.ranking import rank
 from hqltui.core.session import Session
 from producer.build import BuildOptions, build
@@ -211,14 +211,14 @@ def test_an_index_without_passages_reads_as_before() -> None:
     assert all("passage" not in h.to_json() for h in ranking.hits)
 
 
-# ----------------------------------------------------------------- float16 held, float32 cut
+# ----------------------------------------------------------------- int16 held, float32 cut
 
 DIMS = 64
 
 
 def near_tie_index(root: Path, n_cards: int = 60, per_card: int = 7) -> np.ndarray:
     """Cards whose passages score within 1e-5 of each other against one stored query:
-    far closer than float16 can tell apart. Returns the full float32 passage matrix."""
+    far closer than int16 (or float16) can tell apart. Returns the full float32 passage matrix."""
     rng = np.random.default_rng(7)
     cards = {f"c{i:03d}": f"card {i}" for i in range(n_cards)}
     write_vault(root, cards)
@@ -248,7 +248,7 @@ def near_tie_index(root: Path, n_cards: int = 60, per_card: int = 7) -> np.ndarr
     return np.asarray(rows)
 
 
-@pytest.mark.parametrize("hold", ["float16", "float32"])
+@pytest.mark.parametrize("hold", ["int16", "float32"])
 def test_held_passages_rank_bit_for_bit_as_float32(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hold: str
 ) -> None:
@@ -270,9 +270,10 @@ def test_held_passages_rank_bit_for_bit_as_float32(
     for h in got.hits:  # the answering passage is the float32 best one
         assert h.passage is not None
         assert h.passage.ordinal == int(np.argmax(per_card[session.names.index(h.card)]))
-    # the test can fail: float16 alone orders these cards otherwise
-    half = full.astype(np.float16).astype(np.float32) @ q64.astype(np.float32)
-    approx = np.maximum(cards, half.reshape(len(session.names), -1).max(axis=1))
+    # the test can fail: the int16 rows alone order these cards otherwise
+    codes, scale = quantise(full.astype(np.float32))
+    held = (codes.astype(np.float32) @ q64.astype(np.float32)) * scale
+    approx = np.maximum(cards, held.reshape(len(session.names), -1).max(axis=1))
     rough, _ = rank(approx.astype(np.float64), session.names, window)
     assert [h.card for h in rough] != [h.card for h in want]
 
@@ -350,3 +351,14 @@ def test_query_json_and_eval_carry_the_passages(built: Path, tmp_path: Path, cap
     report = json.loads(capsys.readouterr().out)
     assert {"semantic", "semantic[cards]"} <= set(report["overall"])
     assert report["overall"]["semantic"]["hit@1"] == 1.0
+
+
+def test_int16_rows_are_within_their_scale_and_a_zero_row_widens_nothing() -> None:
+    rng = np.random.default_rng(3)
+    rows = np.vstack([unit(rng.standard_normal(DIMS)) for _ in range(4)]
+                     + [np.zeros(DIMS)]).astype(np.float32)
+    codes, scale = quantise(rows)
+    back = codes.astype(np.float64) * scale[:, None].astype(np.float64)
+    assert np.all(np.abs(back - rows) <= scale[:, None])
+    assert scale[-1] == 0.0 and np.all(scale[:-1] > 0)
+    assert np.all(np.abs(codes[:-1]).max(axis=1) == passages_module.INT16_MAX)

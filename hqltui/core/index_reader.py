@@ -236,7 +236,7 @@ def open_index(vault: Vault, config: Config) -> SemanticIndex | Refusal:
     finally:
         held = isinstance(result, SemanticIndex) and result.passages is not None
         if not (held and result.passages.source is not None):  # type: ignore[union-attr]
-            conn.close()  # float16-held passages keep it: their float32 rows are read later
+            conn.close()  # int16-held passages keep it: their float32 rows are read later
 
 
 def _reason(exc: StoreError) -> str:
