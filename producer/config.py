@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from producer.tomlfile import TomlFileError, read_toml
+from producer.wording import with_fix
 
 CONFIG_NAME = "hql.toml"
 DEFAULT_INDEX = ".hql/index.sqlite"
@@ -106,7 +107,7 @@ class Config:
     def messages(self) -> list[str]:
         """Every refusal of this file, each once (a broken file is one message)."""
         if self.file_error:
-            return [self.file_error]
+            return [with_fix(self.file_error, self.file_fix)]
         return [message for _, message in sorted(self.errors.items())]
 
     @property
@@ -117,7 +118,8 @@ class Config:
     def require(self, table: str) -> None:
         """Raise the table's refusal, if it has one."""
         if table in self.errors:
-            raise ConfigError(self.errors[table])
+            message = self.errors[table]
+            raise ConfigError(with_fix(message, self.file_fix) if self.file_error else message)
 
 
 # ----------------------------------------------------------------------- checking
@@ -274,7 +276,7 @@ def load_config(
     except TomlFileError as exc:
         config.exists = exc.read
         config.file_fix = exc.fix
-        return _broken(config, str(exc), tables)
+        return _broken(config, exc.message, tables)
     config.exists = True
 
     semantics = data.get("semantics")

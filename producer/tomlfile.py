@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from producer.vault import read_regular
+from producer.wording import with_fix
 
 
 class TomlFileError(ValueError):
@@ -27,8 +28,12 @@ class TomlFileError(ValueError):
 
     def __init__(self, message: str, fix: str, *, read: bool = True) -> None:
         super().__init__(message)
+        self.message = message  # what is wrong, without the fix (a refusal adds it once)
         self.fix = fix
         self.read = read  # False: the bytes could not even be read
+
+    def __str__(self) -> str:
+        return with_fix(self.message, self.fix)
 
 
 _TABLE_LINE = re.compile(r"^\s*\[\[?\s*([^\]#]+?)\s*\]?\]?\s*(?:#.*)?$")
@@ -68,7 +73,7 @@ def read_toml(file: Path) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         fix = _syntax_fix(text, str(exc))
-        raise TomlFileError(f"{file}: is not valid TOML: {exc}; {fix}",
+        raise TomlFileError(f"{file}: is not valid TOML: {exc}",
                             f"{fix} of {file.name}") from None
 
 

@@ -75,6 +75,21 @@ def test_a_malformed_hql_toml_is_reported_once_and_the_fix_names_the_table(birds
     assert session.index_refusal.fix == "fix line 4, in the [search] table of hql.toml"
 
 
+@pytest.mark.parametrize("command", [("query", "owl"), ("eval", "queries.toml")])
+def test_a_malformed_hql_toml_refusal_gives_its_fix_once(birds: Path,
+                                                        command: tuple[str, ...]) -> None:
+    (birds / "hql.toml").write_text("[search\nlimit = 3\n")
+    args = (command[0], str(birds), *(str(birds / a) if a.endswith(".toml") else a
+                                      for a in command[1:]))
+    result = run("-m", "hqltui.cli", *args)
+    assert result.returncode != 0
+    line = result.stderr.strip().splitlines()[-1]
+    assert line.count("fix line 1") == 1 and line.count("; fix: ") == 1
+    assert line.endswith("; fix: fix line 1, in the [search] table of hql.toml")
+    built = run("-m", "producer", "build", "--vault", str(birds))
+    assert built.stderr.count("fix line 1") == 1
+
+
 def test_built_at_must_be_iso_8601(tmp_path: Path) -> None:
     result = run("-m", "producer", "build", "--vault", str(BIRDS), "--out",
                  str(tmp_path / "i.sqlite"), "--built-at", "yesterday")

@@ -118,6 +118,7 @@ from hqltui.core.stages import LexicalArms, Once, Progress, guarded
 from hqltui.core.term_cache import terms_file
 from producer.parse_cache import ParseCache
 from producer.vault import Card, Vault, load_vault
+from producer.wording import with_fix
 
 __all__ = ["Answer", "IndexSummary", "Session"]
 
@@ -430,7 +431,8 @@ class Session:
         if self.index is not None:
             return tuple(self.index.warnings())
         if self.index_refusal is not None and self.config.file_error:
-            return (Warning("config", f"semantic search is off: {self.config.file_error}"),)
+            return (Warning("config", "semantic search is off: "
+                            + with_fix(self.config.file_error, self.config.file_fix)),)
         if self.index_refusal is not None:
             return (Warning("config", f"semantic search is off: {self.index_refusal.message}"),)
         return ()
