@@ -15,7 +15,7 @@ from pathlib import Path
 
 from producer.vault import Parsed
 
-FORMAT = 1
+FORMAT = 2  # 2: Parsed keeps the header's joined strings
 
 
 def default_cache_dir(kind: str = "parse") -> Path:

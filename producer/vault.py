@@ -66,6 +66,9 @@ class Parsed:
     body: str
     heading_title: str | None
     links: tuple[Link, ...]
+    # The header's strings joined (``header_text``), made once per parse and cached with
+    # it: walking every header again on each warm load cost a tenth of the load.
+    header_text: str | None
 
 
 class VaultWarning(str):
@@ -166,7 +169,18 @@ def heading_title(body: str) -> str | None:
 
 def card_text(title: str, header: Header, body: str) -> str:
     """The text contract: title, the authored header's strings, the body, space-joined."""
-    return " ".join([title, *header_strings(header), body])
+    return joined_text(title, header_text(header), body)
+
+
+def header_text(header: Header) -> str | None:
+    """The authored header's strings, space-joined; None when it has none."""
+    strings = header_strings(header)
+    return " ".join(strings) if strings else None
+
+
+def joined_text(title: str, strings: str | None, body: str) -> str:
+    """``card_text`` from the header's joined strings (``header_text``)."""
+    return f"{title} {body}" if strings is None else f"{title} {strings} {body}"
 
 
 def content_hash(text: str) -> str:
@@ -229,13 +243,13 @@ def parse_links(body: str) -> tuple[Link, ...]:
 def parse_source(source: str) -> Parsed:
     raw_header, body = split_header(source)
     header = load_mapping(raw_header, line_offset=1) if raw_header is not None else {}
-    return Parsed(header, body, heading_title(body), parse_links(body))
+    return Parsed(header, body, heading_title(body), parse_links(body), header_text(header))
 
 
 def make_card(name: str, path: str, parsed: Parsed) -> Card:
     authored = parsed.header.get("title")
     title = authored if isinstance(authored, str) else (parsed.heading_title or name)
-    text = card_text(title, parsed.header, parsed.body)
+    text = joined_text(title, parsed.header_text, parsed.body)
     return Card(
         name, path, title, parsed.header, parsed.body, text, content_hash(text), parsed.links
     )

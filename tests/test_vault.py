@@ -339,6 +339,34 @@ def test_parse_cache_serves_unchanged_files_and_rereads_changed_ones(tmp_path):
     assert warm.cards[0].text == load_vault(root).cards[0].text
 
 
+def test_a_warm_load_gives_every_card_the_text_and_hash_of_a_fresh_read(tmp_path):
+    """The cache keeps each header's joined strings: the texts it gives must be the
+    contract's (``card_text``) for headers with no strings, an empty string, lists,
+    nested maps and an authored title, and for the golden fixture."""
+    import shutil
+
+    from producer.parse_cache import ParseCache
+
+    root = tmp_path / "v"
+    shutil.copytree(MINI, root)
+    write(root, "numbers.hmd", "---\ncount: 3\nflag: true\n---\nno strings here\n")
+    write(root, "empty.hmd", "---\nnote: ''\ntags: [a, '', b]\n---\n# Empty\n")
+    write(root, "nested.hmd", "---\ntitle: N\nz: {b: [x, {c: y}], a: w}\n---\nbody\n")
+    fresh = load_vault(root)
+    load_vault(root, cache=ParseCache(root, tmp_path / "cache"))  # writes the cache
+    warm = load_vault(root, cache=ParseCache(root, tmp_path / "cache"))
+    assert [(c.name, c.text, c.content_hash) for c in warm.cards] == [
+        (c.name, c.text, c.content_hash) for c in fresh.cards]
+    for card in warm.cards:
+        assert card.text == card_text(card.title, card.header, card.body)
+    by_name = warm.by_name
+    assert by_name["numbers"].text == "numbers no strings here\n"
+    assert by_name["empty"].text == "Empty  a  b # Empty\n"  # empty strings keep their places
+    assert by_name["nested"].text == "N w x y body\n"
+    assert {name: by_name[name].text for name, _, _, _ in GOLDEN} == {
+        name: text for name, _, text, _ in GOLDEN}
+
+
 def test_a_yaml_error_names_the_line_of_the_file(tmp_path):
     write(tmp_path, "bad.hmd", "---\ntitle: ok\nplace: [north, south\n---\n# x\n")
     (warning,) = load_vault(tmp_path).warnings

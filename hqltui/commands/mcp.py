@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from hqltui.commands.common import FAILED, Parser, run_command
 from producer.terminal import shown
@@ -48,22 +49,29 @@ def run(args: argparse.Namespace) -> int:
         line = with_fix(f"`{args.vault}` is not a directory", "name an existing vault directory")
         print(shown(f"hql-tui mcp: {line}"), file=sys.stderr)
         return FAILED
-    from hqltui.core.session import Session
+    from hqltui.mcp.gcpause import GcPause
     from hqltui.mcp.served import Served
 
-    def load() -> Session:
-        # The configured lexical arm is built here too, while the SDK is imported below;
-        # the other lexical arm waits for a query that asks for it.
+    def load() -> Any:
+        # On the load thread, its imports too (numpy, the parser, sqlite). The configured
+        # lexical arm is built here as well, while the SDK is imported below; the other
+        # lexical arm waits for a query that asks for it.
+        from hqltui.core.session import Session
+
         session = Session.load(args.vault)
         session.prepare()
         return session
 
-    served = Served(args.vault, load, poll=args.poll or None)
+    start = GcPause(parts=2)  # the load and the SDK import
+    start.pause()
+    served = Served(args.vault, load, poll=args.poll or None, gc=start)
     served.start()  # the vault loads while the SDK is imported below
 
     import anyio
 
     from hqltui.mcp.server import serve
+
+    start.done()
 
     anyio.run(lambda: serve(served, allow_build=args.allow_build,
                             live=args.allow_remote_embedding))

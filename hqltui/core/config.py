@@ -32,7 +32,6 @@ from hqltui.core.fusion import (
     check_adaptive,
     check_alpha,
 )
-from hqltui.core.labels import DEFAULT_LABELS
 from producer.config import (
     Config,
     ConfigError,
@@ -44,6 +43,10 @@ from producer.config import (
     string_value,
 )
 from producer.config import load_config as load_file
+
+# The labels file's default name (``hqltui.core.labels``); here, so loading a config
+# imports neither the labels nor the evaluation modules.
+DEFAULT_LABELS = "queries.toml"
 
 ENGINE_PROVIDERS = ("hotdata",)
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # a SQL name or a variable name

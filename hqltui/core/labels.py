@@ -25,10 +25,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from hqltui.core.config import DEFAULT_LABELS
 from hqltui.core.evaluation import DEFAULT_KIND, LabelledQuery, QueriesError, parse_queries
 from producer.tomlfile import TomlFileError, edit_toml, read_toml
 
-DEFAULT_LABELS = "queries.toml"
 KINDS: tuple[str | None, ...] = ("paraphrase", "keyword", None)  # the kind key cycles
 
 

@@ -16,6 +16,7 @@ import anyio
 import anyio.to_thread
 
 from hqltui.core.agent import Refused
+from hqltui.mcp.gcpause import GcPause
 
 
 @dataclass
@@ -31,6 +32,7 @@ class Served:
     signature: object = None
     watching: bool = False  # the first signature is taken: edits from now on reload
     reload_error: str | None = None
+    gc: GcPause | None = None  # told when the load has ended, and when a reload replaced it
     _ready: threading.Event = field(default_factory=threading.Event)
 
     def start(self) -> None:
@@ -42,6 +44,8 @@ class Served:
         except BaseException as exc:  # noqa: BLE001 - reported by every call, never raised
             self.error = exc
         finally:
+            if self.gc is not None:
+                self.gc.done()
             self._ready.set()
 
     async def current(self) -> Any:
@@ -70,6 +74,8 @@ class Served:
         fresh.prepare()  # the configured lexical arm, before it answers
         self.signature = self._signature(fresh)
         self.session = fresh
+        if self.gc is not None:
+            self.gc.release()  # the first snapshot's objects may be collected now
 
     async def watch(self) -> None:
         """The first signature is taken once the session answers (off the first search's
