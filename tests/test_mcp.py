@@ -257,3 +257,39 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+async def test_a_search_sent_while_the_vault_loads_waits_for_it_and_is_answered(
+    birds: Path, tmp_path: Path
+) -> None:
+    """The handshake is answered before the vault is read; a search arriving meanwhile
+    waits for the load (it is never refused as not ready) and gets the full answer."""
+    import threading
+
+    from hqltui.core.session import Session
+    from hqltui.mcp.served import Served
+    from hqltui.mcp.server import Tools
+
+    release = threading.Event()
+
+    def load() -> Session:
+        assert release.wait(60), "the test never let the load go on"
+        return Session.load(birds, cache_dir=tmp_path / "cache")
+
+    served = Served(str(birds), load, poll=None)
+    served.start()
+    answers: list[Any] = []
+
+    async def ask() -> None:
+        answers.append(await Tools(served).call(None, "search", {"text": GROUPS[0]["text"]}))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask)
+        await anyio.sleep(0.2)
+        assert answers == []  # still waiting on the load, not refused
+        release.set()
+    (answer,) = answers
+    assert not answer.is_error, answer.content[0].text
+    hybrid = json.loads(answer.content[0].text)["arms"]["hybrid"]
+    assert hybrid["refusal"] is None and hybrid["hits"]
+    assert {a["query_vector_source"] for a in hybrid["retrieval"]["arms"]} >= {"index"}
