@@ -15,6 +15,7 @@ from hqltui.core.fusion import (
     normalise,
     parse_fusion,
     signals,
+    sorted_union,
 )
 from hqltui.core.hybrid import ArmScores, fuse, fusion_summary, fusion_title
 from hqltui.core.ranking import Retrieval
@@ -258,3 +259,15 @@ def test_fuse_windows_directly_matches_rrf_by_hand() -> None:
                        (np.array([0]), np.array([0.7])))
     assert out.positions.tolist() == [0, 2]
     assert out.scores.tolist() == [1 / 12 + 2 / 11, 1 / 11]
+
+
+def test_the_windows_union_is_numpys_union1d() -> None:
+    rng = np.random.default_rng(7)
+    cases = [(np.array([], dtype=np.int64), np.array([], dtype=np.int64)),
+             (np.array([3]), np.array([], dtype=np.int64)), (np.array([2, 2]), np.array([2]))]
+    cases += [(rng.integers(0, 40, rng.integers(0, 25)), rng.integers(0, 40, rng.integers(0, 25)))
+              for _ in range(100)]
+    for a, b in cases:
+        union = sorted_union(a, b)
+        assert union.dtype == np.int64
+        assert union.tolist() == np.union1d(a, b).astype(np.int64).tolist()
