@@ -50,6 +50,9 @@ def run(args: argparse.Namespace) -> int:
         print(shown(f"hql-tui mcp: {line}"), file=sys.stderr)
         return FAILED
     from hqltui.mcp.gcpause import GcPause
+
+    start = GcPause(parts=2)  # the load and the SDK import
+    start.pause()
     from hqltui.mcp.served import Served
 
     def load() -> Any:
@@ -62,8 +65,6 @@ def run(args: argparse.Namespace) -> int:
         session.prepare()
         return session
 
-    start = GcPause(parts=2)  # the load and the SDK import
-    start.pause()
     served = Served(args.vault, load, poll=args.poll or None, gc=start)
     served.start()  # the vault loads while the SDK is imported below
 

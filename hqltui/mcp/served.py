@@ -2,7 +2,8 @@
 the SDK is imported (so the two overlap), and swapped whole when a file it was read
 from changes (``hqltui.core.watch.signature``, polled as the app polls).
 
-No MCP SDK import here: the command starts the load before importing the server.
+No MCP SDK import here, nor any of the core's at module level: the command starts the
+load thread (which imports the core) before the main thread imports the SDK.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from hqltui.core.agent import Refused
 from hqltui.mcp.gcpause import GcPause
 
 
@@ -52,6 +52,8 @@ class Served:
         if not self._ready.is_set():
             await anyio.to_thread.run_sync(self._ready.wait)
         if self.session is None:
+            from hqltui.core.agent import Refused
+
             exc = self.error
             raise Refused(f"the vault `{self.root}` cannot be loaded: {type(exc).__name__}: {exc}",
                           "fix the vault, then restart the server")
@@ -80,6 +82,8 @@ class Served:
     async def watch(self) -> None:
         """The first signature is taken once the session answers (off the first search's
         path: stating every file of a large vault takes a while), then every ``poll``."""
+        from hqltui.core.agent import Refused
+
         if not self.poll:
             return
         try:
