@@ -50,32 +50,32 @@ def _expanded_nodes(root: yaml.Node, bound: int) -> int:
     """How many nodes a walk of ``root`` visits with aliases expanded, counted on the
     composed graph (each shared node once), stopping once past ``bound``. Raises
     ``HeaderError`` for an alias that refers to itself."""
-    sizes: dict[int, int] = {}
-    on_path: set[int] = set()
+    return _expanded_size(root, bound, {}, set())
 
-    def size(node: yaml.Node) -> int:
-        key = id(node)
-        if key in sizes:
-            return sizes[key]
-        if key in on_path:
-            raise HeaderError("invalid YAML: an alias refers to itself")
-        total = 1
-        if isinstance(node, yaml.SequenceNode | yaml.MappingNode):
-            on_path.add(key)
-            children = (
-                node.value
-                if isinstance(node, yaml.SequenceNode)
-                else [n for pair in node.value for n in pair]
-            )
-            for child in children:
-                total += size(child)
-                if total > bound:
-                    break
-            on_path.discard(key)
-        sizes[key] = total = min(total, bound + 1)
-        return total
 
-    return size(root)
+def _expanded_size(node: yaml.Node, bound: int, sizes: dict[int, int], on_path: set[int]) -> int:
+    """``_expanded_nodes``'s walk. A module function, not a closure: a recursive closure
+    is a reference cycle, garbage only the cyclic collector frees, made once per header."""
+    key = id(node)
+    if key in sizes:
+        return sizes[key]
+    if key in on_path:
+        raise HeaderError("invalid YAML: an alias refers to itself")
+    total = 1
+    if isinstance(node, yaml.SequenceNode | yaml.MappingNode):
+        on_path.add(key)
+        children = (
+            node.value
+            if isinstance(node, yaml.SequenceNode)
+            else [n for pair in node.value for n in pair]
+        )
+        for child in children:
+            total += _expanded_size(child, bound, sizes, on_path)
+            if total > bound:
+                break
+        on_path.discard(key)
+    sizes[key] = total = min(total, bound + 1)
+    return total
 
 
 class CoreLoader(_Base):
@@ -219,19 +219,20 @@ def load_mapping(source: str, line_offset: int = 0) -> Header:
 def header_strings(header: Header, skip_title: bool = True) -> list[str]:
     """Every string of an authored header, keys sorted, lists in order (the text contract)."""
     out: list[str] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, str):
-            out.append(value)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-        elif isinstance(value, dict):
-            for key in sorted(value):
-                walk(value[key])
-
     for key in sorted(header):
         if skip_title and key == "title":
             continue
-        walk(header[key])
+        _strings_of(header[key], out)
     return out
+
+
+def _strings_of(value: Any, out: list[str]) -> None:
+    """``header_strings``'s walk (a module function: a recursive closure is a cycle)."""
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, list):
+        for item in value:
+            _strings_of(item, out)
+    elif isinstance(value, dict):
+        for key in sorted(value):
+            _strings_of(value[key], out)
