@@ -171,7 +171,13 @@ class HqlApp(App[int]):
         self.query_one(QueryInput).cursor_blink = self.cursor_blink
         self.query_one("#card-filter", Input).cursor_blink = self.cursor_blink
         self.main.paint_loading(self.state, self.palette, self.keys)
-        self.call_after_refresh(self.marks.ready, "first-paint")
+        self.call_after_refresh(self._first_painted)
+
+    def _first_painted(self) -> None:
+        """The first frame is on the terminal: read the vault now. The session worker
+        imports the core (numpy, the tokeniser, YAML) and reads the cards; started
+        before that frame, it would hold the interpreter while the frame is drawn."""
+        self.marks.ready("first-paint")
         self.sessions.load("start", staged=True)
         if self.poll_interval:
             self.set_interval(self.poll_interval, self._poll)
