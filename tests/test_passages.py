@@ -10,12 +10,17 @@ import pytest
 
 from hqltui.core import passages as passages_module
 from hqltui.core.passages import (
+    Codes,
     code_dots,
     exact_dots,
+    fine_dots,
     first_stage_error,
     held_codes,
     quantise,
     query_codes,
+    query_planes,
+    second_stage_error,
+    two_planes,
 )
 from hqltui.core.ranking import rank
 from hqltui.core.session import Session
@@ -343,6 +348,13 @@ def test_the_first_pass_stays_within_its_bound_where_rounding_is_worst() -> None
     assert np.sign(approx[:400] - exact[:400]).tolist() == (-aligned).tolist()
     ones = held_codes(unit(np.ones(d))[None, :])
     assert code_dots(ones, ones.codes[0], 1.0)[0] == 127 * 127 * d * float(ones.scale[0])
+    # the second plane: within its own bound, about a hundredth of the first
+    c, s, e, n, c2, s2, e2, n2 = two_planes(rows)
+    fine = Codes(c, s, float(e.max()), float(n.max()), c2, s2, float(e2.max()), float(n2.max()))
+    planes = query_planes(q)
+    closer = np.abs(fine_dots(fine, np.arange(rows.shape[0]), planes) - exact)
+    assert np.all(closer <= second_stage_error(planes, fine))
+    assert second_stage_error(planes, fine) < bound / 50
 
 
 def test_near_ties_the_int8_pass_inverts_rank_as_float32(tmp_path: Path) -> None:

@@ -3,13 +3,14 @@
 An index built with passages (``producer.passages``) has a ``chunk`` table: each
 card's passages with their character offsets in the card's text, and a
 ``chunk_recipe`` row. ``read_passages`` loads them, grouped by card in the
-vault's order, held in memory as int8 codes with one float32 scale per row (a
-quarter of float32's memory; see ``quantise``), and the card vectors beside them
-the same way. The file stays open: the stored float32 vectors of the few
-passages that can decide a ranking are read back from it at query time
-(``Float32Rows``). Within the cut the ranking is the one the stored float32
-vectors give, bit for bit (``best_passage_scores``): the int8 pass only chooses,
-with a proven error bound, which cards must be scored exactly.
+vault's order, held in memory as two planes of int8 codes, each with one float32
+scale per row (half of float32's memory; see ``two_planes``), and the card vectors
+beside them as one plane. The pass over every row reads the first plane only; the
+second is read for the few cards that plane cannot place. The file stays open: the
+stored float32 vectors of the passages that can still decide a ranking are read back
+from it at query time (``Float32Rows``). Within the cut the ranking is the one the
+stored float32 vectors give, bit for bit (``best_passage_scores``): each int8 pass
+only chooses, with a proven error bound, which cards the next must score.
 
 The rules for stale, absent and orphan rows are the cards' (``index_reader``):
 a stale card's passages are stale with it (ranked, warned once per card);
@@ -69,10 +70,18 @@ class Codes:
     scale: np.ndarray  # (rows,) float32; 0 for a zero (or left-out) row
     error: float  # max over rows of |row - scale · codes|₂
     length: float  # max over rows of |scale · codes|₂
+    # The second plane (passages only): the first plane's remainder as int8 codes of its
+    # own scale, ``row ≈ scale · codes + fine_scale · fine``; read only for the rows of
+    # the few cards the first pass cannot place, never in the pass over every row.
+    fine: np.ndarray | None = None
+    fine_scale: np.ndarray | None = None
+    fine_error: float = 0.0  # max |row - scale · codes - fine_scale · fine|₂
+    fine_length: float = 0.0  # max |scale · codes + fine_scale · fine|₂
 
     @property
     def nbytes(self) -> int:
-        return int(self.codes.nbytes + self.scale.nbytes)
+        planes = [self.codes, self.scale, self.fine, self.fine_scale]
+        return int(sum(a.nbytes for a in planes if a is not None))
 
 
 def quantise(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -93,6 +102,18 @@ def quantise(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.n
     return codes, scale, error, np.linalg.norm(back, axis=1)
 
 
+def two_planes(rows: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``quantise`` twice: the rows, then what the first codes leave (in float64); with
+    each row's first-plane error and held norms, and its two-plane error and held norms."""
+    codes, scale, error, length = quantise(rows)
+    back = codes.astype(np.float64) * scale.astype(np.float64)[:, None]
+    exact = np.nan_to_num(rows.astype(np.float64))
+    fine, fine_scale, _, _ = quantise(exact - back)
+    back += fine.astype(np.float64) * fine_scale.astype(np.float64)[:, None]
+    return (codes, scale, error, length, fine, fine_scale,
+            np.linalg.norm(exact - back, axis=1), np.linalg.norm(back, axis=1))
+
+
 def held_codes(rows: np.ndarray) -> Codes:
     """``quantise`` over a whole matrix, a batch of rows at a time (bounded scratch)."""
     codes = np.empty(rows.shape, dtype=np.int8)
@@ -109,6 +130,45 @@ def query_codes(q32: np.ndarray) -> tuple[np.ndarray, float, float]:
     """The query as int8 codes, its scale and its error norm (float64), as ``quantise``."""
     codes, scale, error, _ = quantise(q32[None, :])
     return codes[0], float(scale[0]), float(error[0])
+
+
+@dataclass(frozen=True)
+class QueryPlanes:
+    """The query in two int8 planes, ``q ≈ t·k + t2·k2``, and both planes' error norms."""
+
+    codes: np.ndarray  # (2, dims) int8: k, k2
+    scale: tuple[float, float]  # t, t2
+    error: float  # |q - t·k|₂
+    fine_error: float  # |q - t·k - t2·k2|₂
+    norm: float  # |q|₂
+
+
+def query_planes(q32: np.ndarray) -> QueryPlanes:
+    (codes, scale, error, _, fine, fine_scale, fine_error, _) = two_planes(q32[None, :])
+    return QueryPlanes(np.vstack([codes, fine]), (float(scale[0]), float(fine_scale[0])),
+                       float(error[0]), float(fine_error[0]),
+                       float(np.linalg.norm(q32.astype(np.float64))))
+
+
+def second_stage_error(q: QueryPlanes, held: Codes) -> float:
+    """``first_stage_error`` for two planes on both sides: ``q·p - (t·k + t2·k2)·(s·c + s2·c2)``
+    is at most ``|q|₂·max|e2|₂ + max|s·c + s2·c2|₂·|f2|₂`` (e2, f2: the two-plane errors)."""
+    return (q.norm * held.fine_error + held.fine_length * q.fine_error) * (1 + SLACK) + SLACK
+
+
+def fine_dots(held: Codes, rows: np.ndarray, q: QueryPlanes) -> np.ndarray:
+    """Two-plane approximate scores of ``rows`` (float64): four exact integer products
+    per row, scaled."""
+    import numkong
+
+    assert held.fine is not None and held.fine_scale is not None
+    if not rows.size:
+        return np.zeros(0, dtype=np.float64)
+    coarse = np.asarray(numkong.cdist(q.codes, held.codes[rows], metric="dot"))
+    fine = np.asarray(numkong.cdist(q.codes, held.fine[rows], metric="dot"))
+    t, t2 = q.scale
+    return (held.scale[rows] * (t * coarse[0] + t2 * coarse[1])
+            + held.fine_scale[rows] * (t * fine[0] + t2 * fine[1]))
 
 
 def first_stage_error(q32: np.ndarray, q_error: float, *held: Codes) -> float:
@@ -186,14 +246,20 @@ class Float32Rows:
         if not ids:
             return out
         where = {r: i for i, r in enumerate(ids)}
+        found: list[int] = []
+        blobs: list[bytes] = []
+        ordered = sorted(where)  # the table's own order: fewer pages visited
         with self._lock:
-            for start in range(0, len(ids), 900):  # under SQLite's bound-parameter limit
-                part = ids[start : start + 900]
+            for start in range(0, len(ordered), 900):  # under SQLite's bound-parameter limit
+                part = ordered[start : start + 900]
                 marks = ",".join("?" * len(part))
                 for rowid, blob in self._conn.execute(
                     f"SELECT rowid, embedding FROM chunk WHERE rowid IN ({marks})", part
                 ):
-                    out[where[rowid]] = unpack_vectors(blob, self._dims)
+                    found.append(where[rowid])
+                    blobs.append(blob)
+        if blobs:
+            out[found] = unpack_vectors(b"".join(blobs)).reshape(len(blobs), self._dims)
         return out
 
     def close(self) -> None:
@@ -280,7 +346,9 @@ def read_passages(
     total = conn.execute("SELECT count(*) FROM chunk").fetchone()[0]
     vectors = np.empty((total, dims), dtype=np.int8)
     scale = np.empty(total, dtype=np.float32)
-    error = length = 0.0
+    fine = np.empty((total, dims), dtype=np.int8)
+    fine_scale = np.empty(total, dtype=np.float32)
+    error = length = fine_error = fine_length = 0.0
     cols = _Columns()
     kept = 0
     orphans: set[str] = set()
@@ -312,10 +380,13 @@ def read_passages(
         f32 = unpack_vectors(b"".join(r[5] for r in batch)).reshape(len(batch), dims)
         good = unit_rows(f32)
         f32[~good] = 0.0  # left out; zeros keep NaN and inf out of every product
-        codes, scales, errors, lengths_held = quantise(f32)
-        vectors[kept : kept + len(batch)], scale[kept : kept + len(batch)] = codes, scales
-        error, length = max(error, float(errors.max())), max(length, float(lengths_held.max()))
-        del f32, codes
+        c, sc, e, n, c2, sc2, e2, n2 = two_planes(f32)
+        part = slice(kept, kept + len(batch))
+        vectors[part], scale[part], fine[part], fine_scale[part] = c, sc, c2, sc2
+        error, length = max(error, float(e.max())), max(length, float(n.max()))
+        fine_error = max(fine_error, float(e2.max()))
+        fine_length = max(fine_length, float(n2.max()))
+        del f32, c, c2
         kept += len(batch)
         cols.card.append(np.fromiter((r[0] for r in batch), np.int64, len(batch)))
         cols.ordinal.append(np.fromiter((r[1] for r in batch), np.int64, len(batch)))
@@ -326,7 +397,8 @@ def read_passages(
         invalid += [(names[r[0]], int(r[1])) for r, ok in zip(batch, good.tolist(), strict=True)
                     if not ok]
     if kept < total:
-        vectors, scale = vectors[:kept], scale[:kept]
+        vectors, scale, fine, fine_scale = (vectors[:kept], scale[:kept], fine[:kept],
+                                            fine_scale[:kept])
 
     def joined(parts: list[np.ndarray], dtype: type) -> np.ndarray:
         return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
@@ -341,6 +413,7 @@ def read_passages(
     if order is not None:
         arrays = [a[order] for a in arrays]
         vectors, scale = vectors[order], scale[order]
+        fine, fine_scale = fine[order], fine_scale[order]
     card, ordinal, start, end, rowid, valid = arrays
     if lengths is not None and card.size:
         limit = lengths[card]
@@ -360,7 +433,7 @@ def read_passages(
     return PassageIndex(
         recipe=stored.recipe,
         digest=stored.digest,
-        vectors=Codes(vectors, scale, error, length),
+        vectors=Codes(vectors, scale, error, length, fine, fine_scale, fine_error, fine_length),
         cards=held_codes(matrix),
         card=card,
         ordinal=ordinal,
@@ -418,6 +491,25 @@ class Winners(Mapping[int, Passage]):
         return int(self._positions.size)
 
 
+def _rows_of(bounds: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The passage rows of the cards at ``positions`` (each card's rows contiguous, in
+    order) and, for each row, the index into ``positions`` of its card."""
+    lo, hi = bounds[positions], bounds[positions + 1]
+    counts = hi - lo
+    owner = np.repeat(np.arange(positions.size), counts)
+    rows = np.arange(int(counts.sum())) + np.repeat(lo - (np.cumsum(counts) - counts), counts)
+    return rows, owner
+
+
+def _group_max(values: np.ndarray, owner: np.ndarray, size: int) -> np.ndarray:
+    """Per owner (0..size-1, ``owner`` sorted) the largest of its values; -inf for none."""
+    out = np.full(size, -np.inf, dtype=np.float64)
+    if values.size:
+        firsts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+        out[owner[firsts]] = np.maximum.reduceat(values, firsts)
+    return out
+
+
 def best_passage_scores(
     matrix: np.ndarray,
     present: np.ndarray,
@@ -426,39 +518,69 @@ def best_passage_scores(
     cut: int | None,
 ) -> tuple[np.ndarray, Winners]:
     """Every card's score, the best of its card vector and its passages, exact where it
-    can decide the top ``cut``; and, for those cards, which passage won.
+    can decide the top ``cut`` (and its sign); and, for those cards, which passage won.
 
-    The first pass multiplies the int8 card vectors and passages by the int8 query
-    (``code_dots``); one ``maximum.reduceat`` over the card-contiguous rows gives each
-    card's best. Each approximate score is within ``first_stage_error`` of the float32
-    one, so every card that could reach the cut (``refine``, with twice the bound) is
-    scored again from the stored float32 vectors of its card and of the passages that
-    could be its best, with ``exact_dots``: the ranking within the cut is the float32
-    one, bit for bit."""
+    Three passes, each over fewer rows, each within a proven bound of the float32 score:
+
+    1. every card vector and passage, int8 (``code_dots``, ``first_stage_error``); one
+       ``maximum.reduceat`` over the card-contiguous rows gives each card's best;
+    2. the cards that could reach the cut or whose sign is in doubt by that (``refine``,
+       twice the first bound): their card vectors exactly, their passages on two int8
+       planes (``fine_dots``, ``second_stage_error``, about 1/100 of the first bound);
+    3. the cards that pass 2 cannot place (``refine`` again, twice the second bound):
+       the stored float32 rows of the passages that could be their best, read back
+       from the file, with ``exact_dots``.
+
+    A card outside a pass's choice is provably outside the cut (and of known sign), so
+    the ranking within the cut is the float32 one, bit for bit."""
     q32 = np.ascontiguousarray(vector, dtype=np.float32)
     q64 = q32.astype(np.float64)
-    q_codes, q_scale, q_error = query_codes(q32)
-    card_approx = code_dots(passages.cards, q_codes, q_scale)
-    pass_approx = code_dots(passages.vectors, q_codes, q_scale)
+    planes = query_planes(q32)
+    k, t = planes.codes[0], planes.scale[0]
+    card_approx = code_dots(passages.cards, k, t)
+    row_approx = code_dots(passages.vectors, k, t)  # pass 2 overwrites the rows it reads
     if passages.left_out.size:
-        pass_approx[passages.left_out] = -np.inf
+        row_approx[passages.left_out] = -np.inf
     bounds = passages.bounds
     has = bounds[1:] > bounds[:-1]
     best = np.full(len(present), -np.inf, dtype=np.float64)
     if passages.count:
-        best[has] = np.maximum.reduceat(pass_approx, bounds[:-1][has])
+        best[has] = np.maximum.reduceat(row_approx, bounds[:-1][has])
     approx = np.where(present, np.maximum(card_approx, best), 0.0)
-    error = first_stage_error(q32, q_error, passages.cards, passages.vectors)
+    first = first_stage_error(q32, planes.error, passages.cards, passages.vectors)
+    second = second_stage_error(planes, passages.vectors)
+    # per card, how far below its best a passage may score and still be its best
+    near = np.full(len(present), 2 * first, dtype=np.float64)
+    card_exact = np.full(len(present), np.nan, dtype=np.float64)
     chosen: list[Winners] = []
 
+    def finer(positions: np.ndarray) -> np.ndarray:
+        card_exact[positions] = exact_dots(matrix[positions], q64)
+        rows, owner = _rows_of(bounds, positions)
+        # The rows that could be the card's best and could be above zero: a row below
+        # ``-first`` is negative, so it neither decides the sign nor beats a positive best.
+        # A row left out keeps its first-pass score, which stays below the best's.
+        floor = np.maximum(best[positions] - 2 * first, -first)
+        picked = rows[row_approx[rows] >= floor[owner]]
+        values = fine_dots(passages.vectors, picked, planes)
+        values[~passages.valid[picked]] = -np.inf
+        row_approx[picked] = values
+        near[positions] = 2 * second
+        cards = np.maximum(card_exact[positions],
+                           _group_max(row_approx[rows], owner, positions.size))
+        cards[~present[positions]] = 0.0
+        return cards
+
     def exact(positions: np.ndarray) -> np.ndarray:
-        out = exact_dots(matrix[positions], q64)
-        lo, hi = bounds[positions], bounds[positions + 1]
-        counts = hi - lo
-        owner = np.repeat(np.arange(positions.size), counts)
-        rows = np.arange(int(counts.sum())) + np.repeat(lo - (np.cumsum(counts) - counts), counts)
-        near = passages.valid[rows] & (pass_approx[rows] >= best[positions][owner] - 2 * error)
-        rows, owner = rows[near], owner[near]
+        known = ~np.isnan(card_exact[positions])
+        out = np.empty(positions.size, dtype=np.float64)
+        out[known] = card_exact[positions[known]]
+        out[~known] = exact_dots(matrix[positions[~known]], q64)
+        rows, owner = _rows_of(bounds, positions)
+        lo, counts = bounds[positions], bounds[positions + 1] - bounds[positions]
+        top = _group_max(row_approx[rows], owner, positions.size)
+        keep = passages.valid[rows] & (row_approx[rows] >= (top - near[positions])[owner])
+        rows, owner = rows[keep], owner[keep]
         ordinal = np.full(positions.size, -1, dtype=np.int64)  # -1: the card's own vector
         start = np.zeros(positions.size, dtype=np.int64)
         end = np.zeros(positions.size, dtype=np.int64)  # the card vector reads the beginning
@@ -482,7 +604,13 @@ def best_passage_scores(
         chosen.append(Winners(positions[live], ordinal[live], start[live], end[live]))
         return out
 
-    scores = refine(approx, exact, cut, 2 * error)
+    # Pass 2 pays only when its bound is well inside the first (always, for unit rows):
+    # a card pass 1 left out must stay below what pass 3's choice can reach.
+    if passages.vectors.fine is not None and first >= 3 * second:
+        approx = refine(approx, finer, cut, 2 * first, sign=first)
+        scores = refine(approx, exact, cut, 2 * second)
+    else:
+        scores = refine(approx, exact, cut, 2 * first)
     scores[~present] = 0.0
     empty = np.zeros(0, dtype=np.int64)
     return scores, chosen[0] if chosen else Winners(empty, empty, empty, empty)
