@@ -554,8 +554,21 @@ def best_passage_scores(
     card_exact = np.full(len(present), np.nan, dtype=np.float64)
     chosen: list[Winners] = []
 
+    # A lower bound on the cut's score: a card whose upper bound is below it is in doubt
+    # only for its sign, which its exact card vector settles when that is above zero.
+    lower = np.where(present, approx - first, -np.inf)
+    floor_of_cut = -np.inf
+    if cut is not None and 0 < cut <= lower.size:
+        floor_of_cut = float(np.partition(lower, lower.size - cut)[lower.size - cut])
+
     def finer(positions: np.ndarray) -> np.ndarray:
         card_exact[positions] = exact_dots(matrix[positions], q64)
+        settled = (approx[positions] + first < floor_of_cut) & (card_exact[positions] > 0)
+        if settled.any():  # outside the cut, above zero: the card vector says both
+            out = np.empty(positions.size, dtype=np.float64)
+            out[settled] = card_exact[positions[settled]]
+            out[~settled] = finer(positions[~settled]) if (~settled).any() else 0.0
+            return out
         rows, owner = _rows_of(bounds, positions)
         # The rows that could be the card's best and could be above zero: a row below
         # ``-first`` is negative, so it neither decides the sign nor beats a positive best.
