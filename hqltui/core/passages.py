@@ -54,7 +54,7 @@ LOAD_BATCH = 8192
 # float32 before any product, which cost as much as the float32 pass it replaced.
 CODE_MAX = 127
 # Rows per thread below which the first pass is not split (a thread's start costs more).
-SPLIT_ROWS = 65536
+SPLIT_ROWS = 16384
 # Rounding in the first pass and in the norms the bound is made of is below 1e-13 for any
 # unit vectors of at most 8192 dimensions; the bound adds far more than that.
 SLACK = 1e-9
