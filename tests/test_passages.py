@@ -9,7 +9,19 @@ import numpy as np
 import pytest
 
 from hqltui.core import passages as passages_module
-from hqltui.core.passages import exact_dots, quantise
+from hqltui.core.passages import (
+    Codes,
+    code_dots,
+    exact_dots,
+    fine_dots,
+    first_stage_error,
+    held_codes,
+    quantise,
+    query_codes,
+    query_planes,
+    second_stage_error,
+    two_planes,
+)
 from hqltui.core.ranking import rank
 from hqltui.core.session import Session
 from producer.build import BuildOptions, build
@@ -211,18 +223,15 @@ def test_an_index_without_passages_reads_as_before() -> None:
     assert all("passage" not in h.to_json() for h in ranking.hits)
 
 
-# ----------------------------------------------------------------- int16 held, float32 cut
+# ----------------------------------------------------------------- int8 first pass, float32 cut
 
 DIMS = 64
 
 
 def near_tie_index(root: Path, n_cards: int = 60, per_card: int = 7) -> np.ndarray:
     """Cards whose passages score within 1e-5 of each other against one stored query:
-    far closer than int16 (or float16) can tell apart. Returns the full float32 passage matrix."""
+    far closer than int8 can tell apart. Returns the full float32 passage matrix."""
     rng = np.random.default_rng(7)
-    cards = {f"c{i:03d}": f"card {i}" for i in range(n_cards)}
-    write_vault(root, cards)
-    vault = load_vault(root)
     q = unit(rng.standard_normal(DIMS))
 
     def at(score: float) -> np.ndarray:
@@ -231,15 +240,27 @@ def near_tie_index(root: Path, n_cards: int = 60, per_card: int = 7) -> np.ndarr
         u /= np.linalg.norm(u)
         return unit(score * q.astype(np.float64) + np.sqrt(1 - score**2) * u)
 
-    writer = IndexWriter(index_of(root), ModelRow("test/model", "rev-1", DIMS),
+    def passage(i: int, o: int) -> np.ndarray:
+        return at(0.5 + rng.integers(0, 40) * 1e-6 + (0.1 if i % 10 == 0 else 0.0))
+
+    return write_index(root, q, lambda i: at(0.2), passage, n_cards, per_card)
+
+
+def write_index(root: Path, q: np.ndarray, card_vector, passage, n_cards: int,  # noqa: ANN001
+                per_card: int) -> np.ndarray:
+    """A vault of ``n_cards`` cards and an index of the given vectors (stored query "q")."""
+    write_vault(root, {f"c{i:03d}": f"card {i}" for i in range(n_cards)})
+    vault = load_vault(root)
+    writer = IndexWriter(index_of(root), ModelRow("test/model", "rev-1", q.size),
                          MetaRow(vault=root.name, built_at=STAMP), DEFAULT_RECIPE)
     rows = []
     with writer:
         for i, card in enumerate(vault.cards):
-            writer.add_cards([CardRow(card.name, card.path, card.content_hash, pack(at(0.2)))])
+            writer.add_cards([CardRow(card.name, card.path, card.content_hash,
+                                      pack(card_vector(i)))])
             chunks = []
             for o in range(per_card):
-                v = at(0.5 + rng.integers(0, 40) * 1e-6 + (0.1 if i % 10 == 0 else 0.0))
+                v = passage(i, o)
                 rows.append(v)
                 chunks.append(ChunkRow(card.name, o, 0, 1, pack(v)))
             writer.add_chunks(chunks)
@@ -248,34 +269,124 @@ def near_tie_index(root: Path, n_cards: int = 60, per_card: int = 7) -> np.ndarr
     return np.asarray(rows)
 
 
-@pytest.mark.parametrize("hold", ["int16", "float32"])
-def test_held_passages_rank_bit_for_bit_as_float32(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hold: str
-) -> None:
-    monkeypatch.setattr(passages_module, "HOLD", hold)
-    root = tmp_path / "ties"
-    full = near_tie_index(root)
-    session = Session.load(root, cache_dir=tmp_path / "cache")
+def assert_window_is_float32(session: Session, full: np.ndarray) -> tuple[list, np.ndarray]:
+    """The window's ranking, scores and answering passages are the float32 ones, bit for
+    bit. Returns the float32 ranking's cards and the card vectors' exact scores."""
     assert session.index is not None and session.index.passages is not None
-    assert session.index.passages.vectors.dtype == np.dtype(hold)
+    assert session.index.passages.held == "int8"
     window = session.search.window
     got = session.rank("q", "semantic", limit=window)
-
     q64 = np.frombuffer(session.index.queries["q"], "<f4").astype(np.float64)
     per_card = exact_dots(full, q64).reshape(len(session.names), -1)
     cards = exact_dots(session.index.matrix, q64)
-    reference = np.maximum(cards, per_card.max(axis=1))
-    want, _ = rank(reference, session.names, window)
+    want, _ = rank(np.maximum(cards, per_card.max(axis=1)), session.names, window)
     assert [(h.card, h.score) for h in got.hits] == [(h.card, h.score) for h in want]
     for h in got.hits:  # the answering passage is the float32 best one
+        i = session.names.index(h.card)
         assert h.passage is not None
-        assert h.passage.ordinal == int(np.argmax(per_card[session.names.index(h.card)]))
-    # the test can fail: the int16 rows alone order these cards otherwise
-    codes, scale = quantise(full.astype(np.float32))
-    held = (codes.astype(np.float32) @ q64.astype(np.float32)) * scale
-    approx = np.maximum(cards, held.reshape(len(session.names), -1).max(axis=1))
-    rough, _ = rank(approx.astype(np.float64), session.names, window)
-    assert [h.card for h in rough] != [h.card for h in want]
+        if per_card[i].max() >= cards[i]:
+            assert h.passage.ordinal == int(np.argmax(per_card[i]))
+        else:
+            assert h.passage.ordinal is None
+    return [h.card for h in want], cards
+
+
+def int8_ranking(session: Session, full: np.ndarray, cards: np.ndarray) -> list[str]:
+    """The window as the int8 codes alone would rank it (what the test must tell apart)."""
+    assert session.index is not None
+    q32 = np.frombuffer(session.index.queries["q"], "<f4")
+    codes, scale, _ = query_codes(q32)
+    held = code_dots(held_codes(full.astype(np.float32)), codes, scale)
+    card_held = code_dots(held_codes(session.index.matrix), codes, scale)
+    approx = np.maximum(card_held, held.reshape(len(session.names), -1).max(axis=1))
+    rough, _ = rank(approx, session.names, session.search.window)
+    return [h.card for h in rough]
+
+
+def test_int8_held_passages_rank_bit_for_bit_as_float32(tmp_path: Path) -> None:
+    root = tmp_path / "ties"
+    full = near_tie_index(root)
+    session = Session.load(root, cache_dir=tmp_path / "cache")
+    want, cards = assert_window_is_float32(session, full)
+    assert int8_ranking(session, full, cards) != want  # the test can fail
+
+
+def half_steps(rng: np.random.Generator, q: np.ndarray, n: int, aligned: np.ndarray) -> np.ndarray:
+    """Unit rows each of whose components lies just off half a step of its int8 code, on
+    the side that makes the rounding error point along ``q`` (``aligned`` +1) or against it
+    (-1): every component's error is at its largest and all add up in the product."""
+    d = q.size
+    base = rng.integers(-100, 100, size=(n, d)).astype(np.float64)
+    base[:, 0] = 127.0  # the peak fixes the step: row = step · (codes + error)
+    side = np.sign(q.astype(np.float64))[None, :] * aligned[:, None]
+    rows = base + 0.5 - 0.02 * side  # rint goes down where side > 0: error +0.48 step
+    rows[:, 0] = 127.0
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_the_first_pass_stays_within_its_bound_where_rounding_is_worst() -> None:
+    rng = np.random.default_rng(11)
+    d = 384
+    # equal magnitudes: |q|₁ = √d·|q|₂, so rounding errors aligned with q reach the
+    # Cauchy–Schwarz bound itself; one component off keeps the query's own codes inexact
+    q = np.where(rng.random(d) < 0.5, -1.0, 1.0)
+    q[1] *= 1.0001
+    q = unit(q)
+    aligned = np.where(np.arange(400) % 2 == 0, 1.0, -1.0)
+    rows = np.vstack([half_steps(rng, q, 400, aligned),
+                      unit(np.ones(d))[None, :],  # every code 127: the kernel's largest sum
+                      unit(-np.ones(d))[None, :]])
+    held = held_codes(rows)
+    codes, scale, q_error = query_codes(q)
+    assert q_error > 0
+    approx = code_dots(held, codes, scale)
+    exact = exact_dots(rows, q.astype(np.float64))
+    bound = first_stage_error(q, q_error, held)
+    off = np.abs(approx - exact)
+    assert np.all(off <= bound)
+    assert off.max() > 0.9 * bound  # the rows do reach it: the bound is not loose here
+    assert np.sign(approx[:400] - exact[:400]).tolist() == (-aligned).tolist()
+    ones = held_codes(unit(np.ones(d))[None, :])
+    assert code_dots(ones, ones.codes[0], 1.0)[0] == 127 * 127 * d * float(ones.scale[0])
+    # the second plane: within its own bound, about a hundredth of the first
+    c, s, e, n, c2, s2, e2, n2 = two_planes(rows)
+    fine = Codes(c, s, float(e.max()), float(n.max()), c2, s2, float(e2.max()), float(n2.max()))
+    planes = query_planes(q)
+    closer = np.abs(fine_dots(fine, np.arange(rows.shape[0]), planes) - exact)
+    assert np.all(closer <= second_stage_error(planes, fine))
+    assert second_stage_error(planes, fine) < bound / 50
+
+
+def test_near_ties_the_int8_pass_inverts_rank_as_float32(tmp_path: Path) -> None:
+    """The worst case for the cut: the window's cards (by float32) are passages whose int8
+    rounding errors all point with the query, so the first pass scores them nearly the
+    whole bound low; just below them, within a fraction of the bound, lie passages whose
+    errors point against it, scored nearly the bound high. The int8 order is inverted
+    across the cut; only a bound that holds (and is doubled at the cut) finds the window."""
+    rng = np.random.default_rng(5)
+    q = np.where(rng.random(DIMS) < 0.5, -1.0, 1.0)
+    q[1] *= 1.0001
+    q = unit(q)
+    pool = 40_000
+    aligned = np.where(np.arange(pool) % 2 == 0, 1.0, -1.0)
+    rows = half_steps(rng, q, pool, aligned)
+    exact = exact_dots(rows, q.astype(np.float64))
+    low, band = 0.1, 0.002  # the bound is about 0.008 here
+    inside = np.flatnonzero((aligned > 0) & (exact >= low + band) & (exact < low + 2 * band))
+    below = np.flatnonzero((aligned < 0) & (exact >= low) & (exact < low + band))
+    unlikely = np.flatnonzero(exact < -0.2)
+    window = 50
+    assert inside.size >= window and below.size >= 60 and unlikely.size >= 3 * 110
+    chosen = np.r_[inside[:window], below[:60]]
+    order = rng.permutation(chosen.size)  # the window's cards spread over the vault
+    root = tmp_path / "adversarial"
+    full = write_index(root, q, lambda i: rows[unlikely[2 * len(chosen) + i]],
+                       lambda i, o: rows[chosen[order[i]]] if o == 0 else rows[unlikely[2 * i + o]],
+                       len(chosen), 2)
+    session = Session.load(root, cache_dir=tmp_path / "cache")
+    assert session.search.window == window
+    want, cards = assert_window_is_float32(session, full)
+    assert int8_ranking(session, full, cards) != want  # the test can fail
 
 
 # ----------------------------------------------------------------- verify and the reader
@@ -353,12 +464,14 @@ def test_query_json_and_eval_carry_the_passages(built: Path, tmp_path: Path, cap
     assert report["overall"]["semantic"]["hit@1"] == 1.0
 
 
-def test_int16_rows_are_within_their_scale_and_a_zero_row_widens_nothing() -> None:
+def test_int8_codes_are_within_half_a_step_and_a_zero_row_widens_nothing() -> None:
     rng = np.random.default_rng(3)
     rows = np.vstack([unit(rng.standard_normal(DIMS)) for _ in range(4)]
                      + [np.zeros(DIMS)]).astype(np.float32)
-    codes, scale = quantise(rows)
+    codes, scale, error, length = quantise(rows)
     back = codes.astype(np.float64) * scale[:, None].astype(np.float64)
-    assert np.all(np.abs(back - rows) <= scale[:, None])
-    assert scale[-1] == 0.0 and np.all(scale[:-1] > 0)
-    assert np.all(np.abs(codes[:-1]).max(axis=1) == passages_module.INT16_MAX)
+    assert np.all(np.abs(back - rows) <= 0.5001 * scale[:, None])
+    assert np.allclose(error, np.linalg.norm(back - rows, axis=1))
+    assert np.allclose(length, np.linalg.norm(back, axis=1))
+    assert scale[-1] == 0.0 and error[-1] == 0.0 and np.all(scale[:-1] > 0)
+    assert np.all(np.abs(codes[:-1]).max(axis=1) == passages_module.CODE_MAX)

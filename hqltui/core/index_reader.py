@@ -234,9 +234,8 @@ def open_index(vault: Vault, config: Config) -> SemanticIndex | Refusal:
     except sqlite3.DatabaseError as exc:  # e.g. corruption found part-way
         return Refusal(f"the index `{display}` cannot be read ({exc}): build it", fix)
     finally:
-        held = isinstance(result, SemanticIndex) and result.passages is not None
-        if not (held and result.passages.source is not None):  # type: ignore[union-attr]
-            conn.close()  # int16-held passages keep it: their float32 rows are read later
+        if not (isinstance(result, SemanticIndex) and result.passages is not None):
+            conn.close()  # passages keep it: their float32 rows are read at the cut
 
 
 def _reason(exc: StoreError) -> str:
@@ -333,7 +332,7 @@ def _read(
     stale &= present
     lengths = np.fromiter((len(card.text) for card in vault.cards), np.int64, n)
     lengths[stale | ~present] = -1  # the text the passages were cut from is not at hand
-    passages = read_passages(conn, dims, position, present, names, lengths)
+    passages = read_passages(conn, dims, position, present, names, lengths, matrix)
     if isinstance(passages, str):
         return Refusal(passages, fix)
     if passages is not None:

@@ -3,12 +3,14 @@
 An index built with passages (``producer.passages``) has a ``chunk`` table: each
 card's passages with their character offsets in the card's text, and a
 ``chunk_recipe`` row. ``read_passages`` loads them, grouped by card in the
-vault's order, with the vectors held as float32, or past ``FLOAT32_BUDGET`` as
-int16 with one float32 scale per row (half the memory; see ``quantise``). Held
-as int16 the file stays open: the float32 vectors of the few passages that can
-decide a ranking are read back from it at query time (``Float32Rows``). Either
-way, within the cut the ranking is the one the stored float32 vectors give, bit
-for bit (``best_passage_scores``).
+vault's order, held in memory as two planes of int8 codes, each with one float32
+scale per row (half of float32's memory; see ``two_planes``), and the card vectors
+beside them as one plane. The pass over every row reads the first plane only; the
+second is read for the few cards that plane cannot place. The file stays open: the
+stored float32 vectors of the passages that can still decide a ranking are read back
+from it at query time (``Float32Rows``). Within the cut the ranking is the one the
+stored float32 vectors give, bit for bit (``best_passage_scores``): each int8 pass
+only chooses, with a proven error bound, which cards the next must score.
 
 The rules for stale, absent and orphan rows are the cards' (``index_reader``):
 a stale card's passages are stale with it (ranked, warned once per card);
@@ -19,10 +21,12 @@ Passages whose vector is not finite and unit length are left out, by name.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import weakref
 from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,33 +46,186 @@ from producer.passages import Recipe
 # Rows fetched (and converted) per step while loading: bounds the blobs held at once
 # whatever the number of passages.
 LOAD_BATCH = 8192
-# int16 rows converted to float32 per step of the approximate pass: 1.5 MB of float32,
-# a buffer that stays in cache and is reused.
-SCORE_BLOCK = 1024
-# Passages are held as float32 while that matrix stays within this many bytes
-# (a man-page vault's ~100k passages: 154 MB), else as int16 with a scale per row
-# (half the memory). int16, not float16: numpy has no SIMD float16 conversion here,
-# so a float16 pass cost ~8x the float32 product per row; an int16 block converts at
-# about the float32 product's own cost (benchmarks/bench_passages.py). Either way the
-# ranking within the cut is the float32 one. ``HOLD`` forces one (tests, benchmarks).
-FLOAT32_BUDGET = 768 * 2**20
-HOLD: str | None = None  # None | "float32" | "int16"
-INT16_MAX = 32767
+# Held as int8 codes, symmetric (-127..127: no -128, so no SIMD pairwise sum can saturate).
+# int8 rather than int16 or float16: the first pass reads every passage once a query, and
+# that pass is bound by the bytes read (int8: a quarter of float32's, about twice the
+# card vectors' at 7 passages a card) once a SIMD kernel multiplies int8 directly
+# (``numkong``, imported only when passages are read); numpy converts int16 or float16 to
+# float32 before any product, which cost as much as the float32 pass it replaced.
+CODE_MAX = 127
+# Rows per thread below which the first pass is not split (a thread's start costs more).
+SPLIT_ROWS = 16384
+# Rounding in the first pass and in the norms the bound is made of is below 1e-13 for any
+# unit vectors of at most 8192 dimensions; the bound adds far more than that.
+SLACK = 1e-9
 
 
-def quantise(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """float32 rows as int16 codes and a float32 scale per row, ``row ≈ scale · codes``:
-    each component is off by at most ``scale`` (half a step, and the rounding of the
-    division), the bound ``int16_error`` builds on."""
+@dataclass(frozen=True, eq=False)
+class Codes:
+    """float32 rows held as int8 codes, ``row ≈ scale · codes``, with what the error bound
+    needs: the largest Euclidean norm of a row's error (``row - scale · codes``) and of a
+    row as held (``scale · codes``), each worked out in float64 from the stored row."""
+
+    codes: np.ndarray  # (rows, dims) int8
+    scale: np.ndarray  # (rows,) float32; 0 for a zero (or left-out) row
+    error: float  # max over rows of |row - scale · codes|₂
+    length: float  # max over rows of |scale · codes|₂
+    # The second plane (passages only): the first plane's remainder as int8 codes of its
+    # own scale, ``row ≈ scale · codes + fine_scale · fine``; read only for the rows of
+    # the few cards the first pass cannot place, never in the pass over every row.
+    fine: np.ndarray | None = None
+    fine_scale: np.ndarray | None = None
+    fine_error: float = 0.0  # max |row - scale · codes - fine_scale · fine|₂
+    fine_length: float = 0.0  # max |scale · codes + fine_scale · fine|₂
+
+    @property
+    def nbytes(self) -> int:
+        planes = [self.codes, self.scale, self.fine, self.fine_scale]
+        return int(sum(a.nbytes for a in planes if a is not None))
+
+
+def quantise(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """float32 rows as int8 codes and a float32 scale per row (the largest component maps
+    to ±127), with each row's error norm ``|row - scale · codes|₂`` and held norm
+    ``|scale · codes|₂`` in float64. A zero row gets scale 0 and widens nothing."""
     peak = np.abs(rows).max(axis=1) if rows.size else np.zeros(rows.shape[0], np.float32)
     usable = np.isfinite(peak) & (peak > 0)
     with np.errstate(invalid="ignore", over="ignore"):
-        step = np.where(usable, peak / INT16_MAX, 1.0).astype(np.float32)
+        step = np.where(usable, peak / CODE_MAX, 1.0).astype(np.float32)
         codes = np.rint(rows / step[:, None])
     codes = np.nan_to_num(codes, nan=0.0, posinf=0.0, neginf=0.0)  # left out anyway (valid)
-    # a zero (or left-out) row scores 0 and must not widen the error bound: scale 0
+    codes = np.clip(codes, -CODE_MAX, CODE_MAX).astype(np.int8)
     scale = np.where(usable, step, 0.0).astype(np.float32)
-    return np.clip(codes, -INT16_MAX, INT16_MAX).astype(np.int16), scale
+    back = codes.astype(np.float64) * scale.astype(np.float64)[:, None]
+    with np.errstate(invalid="ignore", over="ignore"):
+        error = np.linalg.norm(np.nan_to_num(rows.astype(np.float64)) - back, axis=1)
+    return codes, scale, error, np.linalg.norm(back, axis=1)
+
+
+def two_planes(rows: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``quantise`` twice: the rows, then what the first codes leave (in float64); with
+    each row's first-plane error and held norms, and its two-plane error and held norms."""
+    codes, scale, error, length = quantise(rows)
+    back = codes.astype(np.float64) * scale.astype(np.float64)[:, None]
+    exact = np.nan_to_num(rows.astype(np.float64))
+    fine, fine_scale, _, _ = quantise(exact - back)
+    back += fine.astype(np.float64) * fine_scale.astype(np.float64)[:, None]
+    return (codes, scale, error, length, fine, fine_scale,
+            np.linalg.norm(exact - back, axis=1), np.linalg.norm(back, axis=1))
+
+
+def held_codes(rows: np.ndarray) -> Codes:
+    """``quantise`` over a whole matrix, a batch of rows at a time (bounded scratch)."""
+    codes = np.empty(rows.shape, dtype=np.int8)
+    scale = np.empty(rows.shape[0], dtype=np.float32)
+    error = length = 0.0
+    for a in range(0, rows.shape[0], LOAD_BATCH):
+        c, s, e, n = quantise(rows[a : a + LOAD_BATCH])
+        codes[a : a + c.shape[0]], scale[a : a + c.shape[0]] = c, s
+        error, length = max(error, float(e.max())), max(length, float(n.max()))
+    return Codes(codes, scale, error, length)
+
+
+def query_codes(q32: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """The query as int8 codes, its scale and its error norm (float64), as ``quantise``."""
+    codes, scale, error, _ = quantise(q32[None, :])
+    return codes[0], float(scale[0]), float(error[0])
+
+
+@dataclass(frozen=True)
+class QueryPlanes:
+    """The query in two int8 planes, ``q ≈ t·k + t2·k2``, and both planes' error norms."""
+
+    codes: np.ndarray  # (2, dims) int8: k, k2
+    scale: tuple[float, float]  # t, t2
+    error: float  # |q - t·k|₂
+    fine_error: float  # |q - t·k - t2·k2|₂
+    norm: float  # |q|₂
+
+
+def query_planes(q32: np.ndarray) -> QueryPlanes:
+    (codes, scale, error, _, fine, fine_scale, fine_error, _) = two_planes(q32[None, :])
+    return QueryPlanes(np.vstack([codes, fine]), (float(scale[0]), float(fine_scale[0])),
+                       float(error[0]), float(fine_error[0]),
+                       float(np.linalg.norm(q32.astype(np.float64))))
+
+
+def second_stage_error(q: QueryPlanes, held: Codes) -> float:
+    """``first_stage_error`` for two planes on both sides: ``q·p - (t·k + t2·k2)·(s·c + s2·c2)``
+    is at most ``|q|₂·max|e2|₂ + max|s·c + s2·c2|₂·|f2|₂`` (e2, f2: the two-plane errors)."""
+    return (q.norm * held.fine_error + held.fine_length * q.fine_error) * (1 + SLACK) + SLACK
+
+
+def fine_dots(held: Codes, rows: np.ndarray, q: QueryPlanes) -> np.ndarray:
+    """Two-plane approximate scores of ``rows`` (float64): four exact integer products
+    per row, scaled."""
+    import numkong
+
+    assert held.fine is not None and held.fine_scale is not None
+    if not rows.size:
+        return np.zeros(0, dtype=np.float64)
+    coarse = np.asarray(numkong.cdist(q.codes, held.codes[rows], metric="dot"))
+    fine = np.asarray(numkong.cdist(q.codes, held.fine[rows], metric="dot"))
+    t, t2 = q.scale
+    return (held.scale[rows] * (t * coarse[0] + t2 * coarse[1])
+            + held.fine_scale[rows] * (t * fine[0] + t2 * fine[1]))
+
+
+def first_stage_error(q32: np.ndarray, q_error: float, *held: Codes) -> float:
+    """A bound on |approximate - exact| for any one row's score (card or passage).
+
+    For a stored row ``p = s·c + e`` and the query ``q = t·k + f`` (codes c, k; errors
+    e, f), ``q·p - s·t·(k·c) = q·e + (s·c)·f``, so by Cauchy–Schwarz it is at most
+    ``|q|₂·max|e|₂ + max|s·c|₂·|f|₂``. The integer product ``k·c`` is exact (int32 sums);
+    ``SLACK`` covers the float64 rounding of the scaling, the norms and the exact score."""
+    qn = float(np.linalg.norm(q32.astype(np.float64)))
+    error = max((h.error for h in held), default=0.0)
+    length = max((h.length for h in held), default=0.0)
+    return (qn * error + length * q_error) * (1 + SLACK) + SLACK
+
+
+_POOL: list[ThreadPoolExecutor] = []
+_POOL_LOCK = threading.Lock()
+
+
+def _threads() -> int:
+    try:
+        return max(1, min(8, len(os.sched_getaffinity(0))))
+    except AttributeError:  # not Linux
+        return max(1, min(8, os.cpu_count() or 1))
+
+
+def _pool() -> ThreadPoolExecutor:
+    with _POOL_LOCK:
+        if not _POOL:
+            _POOL.append(ThreadPoolExecutor(_threads(), thread_name_prefix="hql-passages"))
+        return _POOL[0]
+
+
+def code_dots(held: Codes, q_codes: np.ndarray, q_scale: float) -> np.ndarray:
+    """Every row's approximate score in float64: the exact integer product of its int8
+    codes with the query's, times both scales. Split over the CPUs (the kernel releases
+    the GIL)."""
+    import numkong
+
+    n = held.codes.shape[0]
+    out = np.empty(n, dtype=np.float64)
+    if n:
+        q = q_codes[None, :]
+        parts = max(1, min(_threads(), n // SPLIT_ROWS))
+        cuts = [n * i // parts for i in range(parts + 1)]
+
+        def run(a: int, b: int) -> None:
+            numkong.cdist(q, held.codes[a:b], metric="dot", out=out[None, a:b])
+
+        if parts == 1:
+            run(0, n)
+        else:
+            for f in [_pool().submit(run, a, b) for a, b in zip(cuts, cuts[1:], strict=False)]:
+                f.result()
+        out *= held.scale
+        out *= q_scale
+    return out
 
 
 class Float32Rows:
@@ -89,14 +246,20 @@ class Float32Rows:
         if not ids:
             return out
         where = {r: i for i, r in enumerate(ids)}
+        found: list[int] = []
+        blobs: list[bytes] = []
+        ordered = sorted(where)  # the table's own order: fewer pages visited
         with self._lock:
-            for start in range(0, len(ids), 900):  # under SQLite's bound-parameter limit
-                part = ids[start : start + 900]
+            for start in range(0, len(ordered), 900):  # under SQLite's bound-parameter limit
+                part = ordered[start : start + 900]
                 marks = ",".join("?" * len(part))
                 for rowid, blob in self._conn.execute(
                     f"SELECT rowid, embedding FROM chunk WHERE rowid IN ({marks})", part
                 ):
-                    out[where[rowid]] = unpack_vectors(blob, self._dims)
+                    found.append(where[rowid])
+                    blobs.append(blob)
+        if blobs:
+            out[found] = unpack_vectors(b"".join(blobs)).reshape(len(blobs), self._dims)
         return out
 
     def close(self) -> None:
@@ -107,7 +270,8 @@ class Float32Rows:
 class PassageIndex:
     recipe: Recipe
     digest: str
-    vectors: np.ndarray  # (passages, dims) float32 or int16, grouped by card in vault order
+    vectors: Codes  # the passages as int8, grouped by card in vault order
+    cards: Codes  # the card vectors as int8, in vault order (zero rows where absent)
     card: np.ndarray  # int64: the vault position of each passage's card
     ordinal: np.ndarray  # int64
     start: np.ndarray  # int64: character offsets into the card's text
@@ -115,21 +279,21 @@ class PassageIndex:
     rowid: np.ndarray  # int64: the row in the file, where its float32 vector is read
     valid: np.ndarray  # bool: finite and unit length (others are left out)
     bounds: np.ndarray  # int64 (cards + 1): card i's passages are bounds[i]:bounds[i+1]
-    source: Float32Rows | None  # int16 held: where the float32 rows are read at the cut
-    scale: np.ndarray | None = None  # int16 held: float32 (passages,), row = scale · codes
+    source: Float32Rows  # where the stored float32 rows are read at the cut
     uncovered_names: tuple[str, ...] = ()  # cards with a vector and no passage
     orphans: tuple[str, ...] = ()  # names of passages' cards not in the vault
     invalid: tuple[tuple[str, int], ...] = ()  # (card, ordinal) left out
     per_card_max: int = 0
+    left_out: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @property
     def count(self) -> int:
-        return int(self.vectors.shape[0])
+        return int(self.vectors.codes.shape[0])
 
     @property
     def held(self) -> str:
-        """How the vectors are held in memory: ``float32`` or ``int16``."""
-        return str(self.vectors.dtype)
+        """How the vectors are held in memory (the first pass's precision)."""
+        return "int8"
 
     def retrieval(self) -> dict[str, object]:
         """What the retrieval says of the passages that scored: the recipe and its digest
@@ -158,6 +322,7 @@ def read_passages(
     present: np.ndarray,
     names: list[str],
     lengths: np.ndarray | None = None,
+    matrix: np.ndarray | None = None,
 ) -> PassageIndex | str | None:
     """The passages of an open index: ``None`` without a chunk table, a refusal's
     message when they cannot be used, else a ``PassageIndex`` that owns ``conn``.
@@ -166,18 +331,24 @@ def read_passages(
     have a usable card vector (passages of other cards are not scored); ``lengths``
     each card's text length, -1 where the text indexed is not at hand (a stale card):
     a passage's offsets must lie inside it (``producer.index_checks``), else the
-    passages are refused."""
+    passages are refused. ``matrix`` holds the card vectors (vault order; zero rows
+    where absent), held beside the passages as int8 for the first pass."""
     if not has_chunks(conn):
         return None
+    import numkong  # noqa: F401  (the first pass's kernel: loaded with the passages, not
+    # at the first query, and never for an index without them)
+
     stored = read_recipe(conn)
     problem = recipe_problem(stored.known, stored.rows)
     if problem:
         return problem.message
     assert stored.recipe is not None
     total = conn.execute("SELECT count(*) FROM chunk").fetchone()[0]
-    hold = HOLD or ("float32" if total * dims * 4 <= FLOAT32_BUDGET else "int16")
-    vectors = np.empty((total, dims), dtype=np.int16 if hold == "int16" else np.float32)
-    scale = np.empty(total, dtype=np.float32) if hold == "int16" else None
+    vectors = np.empty((total, dims), dtype=np.int8)
+    scale = np.empty(total, dtype=np.float32)
+    fine = np.empty((total, dims), dtype=np.int8)
+    fine_scale = np.empty(total, dtype=np.float32)
+    error = length = fine_error = fine_length = 0.0
     cols = _Columns()
     kept = 0
     orphans: set[str] = set()
@@ -209,11 +380,13 @@ def read_passages(
         f32 = unpack_vectors(b"".join(r[5] for r in batch)).reshape(len(batch), dims)
         good = unit_rows(f32)
         f32[~good] = 0.0  # left out; zeros keep NaN and inf out of every product
-        if scale is not None:
-            vectors[kept : kept + len(batch)], scale[kept : kept + len(batch)] = quantise(f32)
-        else:
-            vectors[kept : kept + len(batch)] = f32
-        del f32
+        c, sc, e, n, c2, sc2, e2, n2 = two_planes(f32)
+        part = slice(kept, kept + len(batch))
+        vectors[part], scale[part], fine[part], fine_scale[part] = c, sc, c2, sc2
+        error, length = max(error, float(e.max())), max(length, float(n.max()))
+        fine_error = max(fine_error, float(e2.max()))
+        fine_length = max(fine_length, float(n2.max()))
+        del f32, c, c2
         kept += len(batch)
         cols.card.append(np.fromiter((r[0] for r in batch), np.int64, len(batch)))
         cols.ordinal.append(np.fromiter((r[1] for r in batch), np.int64, len(batch)))
@@ -223,9 +396,9 @@ def read_passages(
         cols.valid.append(good)
         invalid += [(names[r[0]], int(r[1])) for r, ok in zip(batch, good.tolist(), strict=True)
                     if not ok]
-    vectors = vectors[:kept] if kept < total else vectors
-    if scale is not None and kept < total:
-        scale = scale[:kept]
+    if kept < total:
+        vectors, scale, fine, fine_scale = (vectors[:kept], scale[:kept], fine[:kept],
+                                            fine_scale[:kept])
 
     def joined(parts: list[np.ndarray], dtype: type) -> np.ndarray:
         return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
@@ -239,8 +412,8 @@ def read_passages(
               joined(cols.rowid, np.int64), joined(cols.valid, bool)]
     if order is not None:
         arrays = [a[order] for a in arrays]
-        vectors = vectors[order]
-        scale = None if scale is None else scale[order]
+        vectors, scale = vectors[order], scale[order]
+        fine, fine_scale = fine[order], fine_scale[order]
     card, ordinal, start, end, rowid, valid = arrays
     if lengths is not None and card.size:
         limit = lengths[card]
@@ -255,10 +428,13 @@ def read_passages(
     bounds = np.zeros(len(names) + 1, dtype=np.int64)
     np.cumsum(counts, out=bounds[1:])
     uncovered = tuple(names[i] for i in np.flatnonzero(present & (counts == 0)).tolist())
+    if matrix is None:
+        matrix = np.zeros((len(names), dims), dtype=np.float32)
     return PassageIndex(
         recipe=stored.recipe,
         digest=stored.digest,
-        vectors=vectors,
+        vectors=Codes(vectors, scale, error, length, fine, fine_scale, fine_error, fine_length),
+        cards=held_codes(matrix),
         card=card,
         ordinal=ordinal,
         start=start,
@@ -266,47 +442,21 @@ def read_passages(
         rowid=rowid,
         valid=valid,
         bounds=bounds,
-        source=Float32Rows(conn, dims) if scale is not None else None,
-        scale=scale,
+        source=Float32Rows(conn, dims),
         uncovered_names=uncovered,
         orphans=tuple(sorted(orphans)),
         invalid=tuple(sorted(invalid)),
         per_card_max=int(counts.max()) if counts.size else 0,
+        left_out=np.flatnonzero(~valid),
     )
 
 
 # ------------------------------------------------------------------ scoring
 
-def int16_error(scale_max: float, q: np.ndarray) -> float:
-    """A bound on |approximate - exact| for one passage score held as int16: each
-    component is off by at most its row's scale, so the product by the query is off by
-    at most ``scale · |q|₁``; the float32 product of codes and query and its scaling add
-    at most (d + 2)·2⁻²³ (the codes' norm is about 1 / scale)."""
-    return scale_max * float(np.abs(q.astype(np.float64)).sum()) + (q.size + 2) * 2.0**-23
-
-
 def exact_dots(rows32: np.ndarray, q64: np.ndarray) -> np.ndarray:
     """float64 dot products of float32 rows with the query: the same arithmetic for a
     row however many rows are asked at once (so a ranking is the same bit for bit)."""
     return np.einsum("ij,j->i", rows32.astype(np.float64), q64)
-
-
-def approximate(passages: PassageIndex, q32: np.ndarray) -> np.ndarray:
-    """Every passage's float32 score (int16 rows converted a block at a time into one
-    reused buffer); left-out passages score -inf."""
-    held = passages.vectors
-    if passages.scale is None:
-        out = held @ q32
-    else:
-        out = np.empty(held.shape[0], dtype=np.float32)
-        buffer = np.empty((min(SCORE_BLOCK, held.shape[0]), held.shape[1]), dtype=np.float32)
-        for a in range(0, held.shape[0], SCORE_BLOCK):
-            block = buffer[: min(SCORE_BLOCK, held.shape[0] - a)]
-            block[...] = held[a : a + block.shape[0]]
-            np.matmul(block, q32, out=out[a : a + block.shape[0]])
-        out *= passages.scale
-    out[~passages.valid] = -np.inf
-    return out
 
 
 class Winners(Mapping[int, Passage]):
@@ -341,6 +491,25 @@ class Winners(Mapping[int, Passage]):
         return int(self._positions.size)
 
 
+def _rows_of(bounds: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The passage rows of the cards at ``positions`` (each card's rows contiguous, in
+    order) and, for each row, the index into ``positions`` of its card."""
+    lo, hi = bounds[positions], bounds[positions + 1]
+    counts = hi - lo
+    owner = np.repeat(np.arange(positions.size), counts)
+    rows = np.arange(int(counts.sum())) + np.repeat(lo - (np.cumsum(counts) - counts), counts)
+    return rows, owner
+
+
+def _group_max(values: np.ndarray, owner: np.ndarray, size: int) -> np.ndarray:
+    """Per owner (0..size-1, ``owner`` sorted) the largest of its values; -inf for none."""
+    out = np.full(size, -np.inf, dtype=np.float64)
+    if values.size:
+        firsts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+        out[owner[firsts]] = np.maximum.reduceat(values, firsts)
+    return out
+
+
 def best_passage_scores(
     matrix: np.ndarray,
     present: np.ndarray,
@@ -349,47 +518,88 @@ def best_passage_scores(
     cut: int | None,
 ) -> tuple[np.ndarray, Winners]:
     """Every card's score, the best of its card vector and its passages, exact where it
-    can decide the top ``cut``; and, for those cards, which passage won.
+    can decide the top ``cut`` (and its sign); and, for those cards, which passage won.
 
-    The approximate pass multiplies the passages (float32, or int16 converted a block
-    at a time) and the float32 card vectors by the query; one ``maximum.reduceat`` over
-    the card-contiguous rows gives each card's best. Every card that could reach the
-    cut by that approximation (``refine``, with twice the error bound) is scored again
-    from the stored float32 vectors of the passages that could be its best, with
-    ``exact_dots``: the ranking within the cut is the float32 one."""
+    Three passes, each over fewer rows, each within a proven bound of the float32 score:
+
+    1. every card vector and passage, int8 (``code_dots``, ``first_stage_error``); one
+       ``maximum.reduceat`` over the card-contiguous rows gives each card's best;
+    2. the cards that could reach the cut or whose sign is in doubt by that (``refine``,
+       twice the first bound): their card vectors exactly, their passages on two int8
+       planes (``fine_dots``, ``second_stage_error``, about 1/100 of the first bound);
+    3. the cards that pass 2 cannot place (``refine`` again, twice the second bound):
+       the stored float32 rows of the passages that could be their best, read back
+       from the file, with ``exact_dots``.
+
+    A card outside a pass's choice is provably outside the cut (and of known sign), so
+    the ranking within the cut is the float32 one, bit for bit."""
     q32 = np.ascontiguousarray(vector, dtype=np.float32)
     q64 = q32.astype(np.float64)
-    card_approx = (matrix @ q32).astype(np.float64)
-    pass_approx = approximate(passages, q32)
+    planes = query_planes(q32)
+    k, t = planes.codes[0], planes.scale[0]
+    card_approx = code_dots(passages.cards, k, t)
+    row_approx = code_dots(passages.vectors, k, t)  # pass 2 overwrites the rows it reads
+    if passages.left_out.size:
+        row_approx[passages.left_out] = -np.inf
     bounds = passages.bounds
     has = bounds[1:] > bounds[:-1]
     best = np.full(len(present), -np.inf, dtype=np.float64)
     if passages.count:
-        best[has] = np.maximum.reduceat(pass_approx, bounds[:-1][has]).astype(np.float64)
+        best[has] = np.maximum.reduceat(row_approx, bounds[:-1][has])
     approx = np.where(present, np.maximum(card_approx, best), 0.0)
-    dims = q32.size
-    error = dims * 2.0**-23
-    if passages.scale is not None and passages.count:
-        error = max(error, int16_error(float(passages.scale.max()), q32))
+    first = first_stage_error(q32, planes.error, passages.cards, passages.vectors)
+    second = second_stage_error(planes, passages.vectors)
+    # per card, how far below its best a passage may score and still be its best
+    near = np.full(len(present), 2 * first, dtype=np.float64)
+    card_exact = np.full(len(present), np.nan, dtype=np.float64)
     chosen: list[Winners] = []
 
+    # A lower bound on the cut's score: a card whose upper bound is below it is in doubt
+    # only for its sign, which its exact card vector settles when that is above zero.
+    lower = np.where(present, approx - first, -np.inf)
+    floor_of_cut = -np.inf
+    if cut is not None and 0 < cut <= lower.size:
+        floor_of_cut = float(np.partition(lower, lower.size - cut)[lower.size - cut])
+
+    def finer(positions: np.ndarray) -> np.ndarray:
+        card_exact[positions] = exact_dots(matrix[positions], q64)
+        settled = (approx[positions] + first < floor_of_cut) & (card_exact[positions] > 0)
+        if settled.any():  # outside the cut, above zero: the card vector says both
+            out = np.empty(positions.size, dtype=np.float64)
+            out[settled] = card_exact[positions[settled]]
+            out[~settled] = finer(positions[~settled]) if (~settled).any() else 0.0
+            return out
+        rows, owner = _rows_of(bounds, positions)
+        # The rows that could be the card's best and could be above zero: a row below
+        # ``-first`` is negative, so it neither decides the sign nor beats a positive best.
+        # A row left out keeps its first-pass score, which stays below the best's.
+        floor = np.maximum(best[positions] - 2 * first, -first)
+        picked = rows[row_approx[rows] >= floor[owner]]
+        values = fine_dots(passages.vectors, picked, planes)
+        values[~passages.valid[picked]] = -np.inf
+        row_approx[picked] = values
+        near[positions] = 2 * second
+        cards = np.maximum(card_exact[positions],
+                           _group_max(row_approx[rows], owner, positions.size))
+        cards[~present[positions]] = 0.0
+        return cards
+
     def exact(positions: np.ndarray) -> np.ndarray:
-        out = exact_dots(matrix[positions], q64)
-        lo, hi = bounds[positions], bounds[positions + 1]
-        counts = hi - lo
-        owner = np.repeat(np.arange(positions.size), counts)
-        rows = np.arange(int(counts.sum())) + np.repeat(lo - (np.cumsum(counts) - counts), counts)
-        near = passages.valid[rows] & (pass_approx[rows] >= best[positions][owner] - 2 * error)
-        rows, owner = rows[near], owner[near]
+        known = ~np.isnan(card_exact[positions])
+        out = np.empty(positions.size, dtype=np.float64)
+        out[known] = card_exact[positions[known]]
+        out[~known] = exact_dots(matrix[positions[~known]], q64)
+        rows, owner = _rows_of(bounds, positions)
+        lo, counts = bounds[positions], bounds[positions + 1] - bounds[positions]
+        top = _group_max(row_approx[rows], owner, positions.size)
+        keep = passages.valid[rows] & (row_approx[rows] >= (top - near[positions])[owner])
+        rows, owner = rows[keep], owner[keep]
         ordinal = np.full(positions.size, -1, dtype=np.int64)  # -1: the card's own vector
         start = np.zeros(positions.size, dtype=np.int64)
         end = np.zeros(positions.size, dtype=np.int64)  # the card vector reads the beginning
         end[counts > 0] = passages.end[lo[counts > 0]]
         if rows.size:
-            if passages.source is not None:  # int16 held: the stored float32 rows
-                scores = exact_dots(passages.source.read(passages.rowid[rows]), q64)
-            else:
-                scores = exact_dots(passages.vectors[rows], q64)
+            scores = exact_dots(passages.source.read(passages.rowid[rows]), q64)
             firsts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
             group_max = np.maximum.reduceat(scores, firsts)
             lengths = np.diff(np.r_[firsts, rows.size])
@@ -407,7 +617,13 @@ def best_passage_scores(
         chosen.append(Winners(positions[live], ordinal[live], start[live], end[live]))
         return out
 
-    scores = refine(approx, exact, cut, 2 * error)
+    # Pass 2 pays only when its bound is well inside the first (always, for unit rows):
+    # a card pass 1 left out must stay below what pass 3's choice can reach.
+    if passages.vectors.fine is not None and first >= 3 * second:
+        approx = refine(approx, finer, cut, 2 * first, sign=first)
+        scores = refine(approx, exact, cut, 2 * second)
+    else:
+        scores = refine(approx, exact, cut, 2 * first)
     scores[~present] = 0.0
     empty = np.zeros(0, dtype=np.int64)
     return scores, chosen[0] if chosen else Winners(empty, empty, empty, empty)

@@ -343,14 +343,16 @@ def refine(
     exact: Callable[[np.ndarray], np.ndarray],
     cut: int | None,
     tolerance: float,
+    sign: float | None = None,
 ) -> np.ndarray:
     """Scores that are exact wherever they can decide a ranking cut at ``cut``.
 
     ``approx`` comes from one fast vectorised pass whose error is below
     ``tolerance``; ``exact(positions)`` recomputes chosen positions exactly.
     Every position that could reach the top ``cut`` (or whose sign is in
-    doubt) is recomputed, so ``rank(refined, names, limit)`` for any
-    ``limit <= cut`` equals the ranking of the exact scores.
+    doubt: within ``sign`` of zero, ``tolerance`` unless given) is recomputed, so
+    ``rank(refined, names, limit)`` for any ``limit <= cut`` equals the ranking of
+    the exact scores.
     """
     approx = np.asarray(approx, dtype=np.float64)
     positive = approx > tolerance
@@ -360,7 +362,7 @@ def refine(
         threshold = np.partition(values, values.size - cut)[values.size - cut] - tolerance
     elif cut is not None and cut <= 0:
         threshold = np.inf
-    doubtful = (approx >= threshold) | (np.abs(approx) <= tolerance)
+    doubtful = (approx >= threshold) | (np.abs(approx) <= (tolerance if sign is None else sign))
     positions = np.flatnonzero(doubtful)
     out = approx.copy()
     if positions.size:
