@@ -193,6 +193,10 @@ def run_on_pty(
     env = dict(os.environ, HQL_TUI_READY_FILE=str(marker), XDG_CACHE_HOME=str(cache),
                HQL_TUI_HISTORY=str(cache / "history.jsonl"), TERM="xterm-256color")
     env.pop("NO_COLOR", None)
+    # The interpreter's bytecode cache as an installed app has it (pip writes it; a
+    # source checkout writes it on first run): with PYTHONDONTWRITEBYTECODE inherited,
+    # every start would compile the project's modules again, which no user's start does.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     started = time.time()
     proc = subprocess.Popen(
         command or [sys.executable, "-m", "hqltui.cli", str(root)],

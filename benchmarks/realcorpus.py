@@ -408,8 +408,10 @@ def app(root: Path, typed_texts: list[str], prefixes: int, cache: Path, work: Pa
         "refresh the same way (run between the app's starts)"
     )
     notes.append(
-        f"app: median of {len(runs)} warm starts (parse cache and term-count cache filled by an "
-        "uncounted start before them); keystroke: "
+        f"app: median of {len(runs)} warm starts (parse cache, term-count cache and Python's "
+        "bytecode cache filled by an uncounted start before them; the app's process may write "
+        "bytecode even where PYTHONDONTWRITEBYTECODE is set, as an installed app has it); "
+        "keystroke: "
         f"{len(typed.keys_ms)} frozen queries typed on the pseudo-terminal: all but the last "
         "key in one burst, its answer awaited, then the last key timed from its write to the "
         "first answer-painted marker naming the whole query (50 ms debounce included), "

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from producer.vaultpath import vault_problem as vault_problem  # re-exported
 from producer.yamlcore import Header, HeaderError, header_strings, load_mapping
 
 if TYPE_CHECKING:
@@ -466,18 +467,6 @@ def resolve_relations(
                 "link",
             ))
     return found
-
-
-def vault_problem(root: str | os.PathLike[str]) -> str | None:
-    """Why ``root`` cannot be opened as a vault (one line naming it), or None."""
-    path = Path(root)
-    if path.is_dir():
-        return None
-    if path.is_symlink() and not path.exists():
-        return f"{root}: a dangling symlink (its target does not exist)"
-    if not path.exists():
-        return f"{root}: does not exist"
-    return f"{root}: not a directory"
 
 
 def read_card(root: Path, rel: PurePosixPath, name: str, cache: ParseCache | None = None) -> Card:

@@ -1,8 +1,9 @@
-"""Adding a lexical arm is one entry in ``hqltui/core/arms.py``: a toy arm added there,
-and nowhere else, appears in ``query --mode``, ``eval``, the JSON, ``[search] lexical``,
-hybrid's fusion, and the app's palette, F2 cycle, F2 tooltip and help.
+"""Adding a lexical arm is its name and kind in ``hqltui/core/names.py`` (what the app's
+first frame reads without numpy) and its scorer in ``hqltui/core/arms.py``: a toy arm
+added there, and nowhere else, appears in ``query --mode``, ``eval``, the JSON,
+``[search] lexical``, hybrid's fusion, and the app's palette, F2 cycle, F2 tooltip and help.
 
-The packages are copied and only ``arms.py`` is edited in the copy, so the test
+The packages are copied and only those two files are edited in the copy, so the test
 proves that nothing else names the arms; a child process imports the copy.
 """
 
@@ -17,8 +18,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-TOY = '''
-ARMS["toy"] = Arm("toy", LEXICAL, "bm25", "toy.bm25.v1", "1", BM25, _bm25_scores)
+TOY_NAME = '''ARM_KINDS["toy"] = LEXICAL
+'''
+TOY_SCORER = '''_SCORERS["toy"] = {"metric": "bm25", "model": "toy.bm25.v1", "revision": "1",
+                   "build": BM25, "score": _bm25_scores}
 '''
 
 # Runs in the child, against the copy: prints one JSON object of what a user sees.
@@ -81,11 +84,12 @@ def test_a_toy_arm_in_the_registry_appears_everywhere(tmp_path: Path) -> None:
     for package in ("hqltui", "producer"):
         shutil.copytree(ROOT / package, src / package,
                         ignore=shutil.ignore_patterns("__pycache__"))
-    arms = src / "hqltui" / "core" / "arms.py"
-    text = arms.read_text(encoding="utf-8")
-    anchor = "\nLEXICAL_ARMS: tuple[str, ...]"
-    assert anchor in text
-    arms.write_text(text.replace(anchor, TOY + anchor, 1), encoding="utf-8")
+    for file, anchor, entry in (("names.py", "LEXICAL_ARMS: tuple[str, ...]", TOY_NAME),
+                                ("arms.py", "ARMS: dict[str, Arm]", TOY_SCORER)):
+        path = src / "hqltui" / "core" / file
+        text = path.read_text(encoding="utf-8")
+        assert f"\n{anchor}" in text
+        path.write_text(text.replace(f"\n{anchor}", f"\n{entry}{anchor}", 1), encoding="utf-8")
     vault = tmp_path / "birds"
     shutil.copytree(ROOT / "fixtures" / "birds", vault)
     queries = tmp_path / "q.toml"
@@ -113,3 +117,13 @@ def test_a_toy_arm_in_the_registry_appears_everywhere(tmp_path: Path) -> None:
     assert "toy" in seen["help"]
     assert seen["palette"][:3] == ["lexical: bm25", "lexical: hashbag", "lexical: toy (current)"]
     assert seen["f2_cycle"] == ["toy", "bm25", "hashbag", "toy"]
+
+
+def test_every_arm_named_has_one_scorer() -> None:
+    """The two halves of an arm cannot drift: each name of ``names.ARM_KINDS`` has its
+    scorer in ``arms`` and no scorer is left without a name (it would never run)."""
+    from hqltui.core import arms, names
+
+    assert list(arms.ARMS) == list(names.ARM_KINDS)
+    assert set(arms._SCORERS) == set(names.ARM_KINDS)
+    assert {a.name: a.kind for a in arms.ARMS.values()} == names.ARM_KINDS

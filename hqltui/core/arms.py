@@ -3,7 +3,8 @@
 An arm declares its name, its kind (``lexical`` or ``semantic``), how it scores
 and the record its retrieval carries (model, revision, metric). The session, the
 ``query`` and ``eval`` commands, the JSON, ``[search] lexical`` and the app read
-these registries; adding an arm is one entry here (and its test).
+these registries; adding an arm is its name and kind in ``hqltui.core.names`` (what
+menus and the config read without loading numpy) and its scorer here (and its test).
 
 * A **lexical** arm builds a structure once per vault snapshot from the shared
   term counts (``build``) and scores a query with it (``score``: every card's
@@ -17,7 +18,8 @@ these registries; adding an arm is one entry here (and its test).
   rank order; ``Session.card_level()`` turns the mode off (``eval`` reports
   both, ``semantic`` and ``semantic[cards]``).
 * **hybrid** fuses one lexical arm with the semantic arm by a fusion method
-  named in ``FUSIONS`` (``rrf``, ``convex``, ``adaptive``: ``hqltui.core.fusion``);
+  named in ``FUSIONS`` (``rrf``, ``convex``, ``adaptive``: ``hqltui.core.fusion``;
+  their names and summaries live in ``hqltui.core.names``, re-exported here);
   ``DEFAULT_FUSION`` is the one chosen by measurement (README, "Choosing the
   default fusion").
 """
@@ -40,11 +42,17 @@ from hqltui.core.lexical import (
     Hashbag,
     TermCounts,
 )
+from hqltui.core.names import ARM_KINDS, LEXICAL
+from hqltui.core.names import DEFAULT_LEXICAL as DEFAULT_LEXICAL
+from hqltui.core.names import FUSIONS as FUSIONS
+from hqltui.core.names import HYBRID as HYBRID
+from hqltui.core.names import LEXICAL_ARMS as LEXICAL_ARMS
+from hqltui.core.names import LEXICAL_CHOICES as LEXICAL_CHOICES
+from hqltui.core.names import RANKINGS as RANKINGS
+from hqltui.core.names import SEMANTIC as SEMANTIC
+from hqltui.core.names import SEMANTIC_ARMS as SEMANTIC_ARMS
+from hqltui.core.names import Fusion as Fusion
 from hqltui.core.ranking import refine
-
-LEXICAL = "lexical"
-SEMANTIC = "semantic"
-HYBRID = "hybrid"  # the fused ranking's name wherever arms are listed
 
 # The hashbag's float32 matrix product is exact enough to rank all but near-ties;
 # those (scores within this of the cut) are summed again exactly.
@@ -71,44 +79,17 @@ def _bm25_scores(built: BM25, text: str, cut: int | None) -> np.ndarray:
     return built.scores(text)
 
 
-ARMS: dict[str, Arm] = {
-    arm.name: arm
-    for arm in (
-        Arm("hashbag", LEXICAL, "cosine", HASHBAG_MODEL, HASHBAG_REVISION, Hashbag,
-            _hashbag_scores),
-        Arm("bm25", LEXICAL, "bm25", BM25_MODEL, BM25_REVISION, BM25, _bm25_scores),
-        Arm("semantic", SEMANTIC, "cosine"),
-    )
+# How each arm of ``names.ARM_KINDS`` scores (its kind and order come from there).
+_SCORERS: dict[str, dict[str, Any]] = {
+    "hashbag": {"metric": "cosine", "model": HASHBAG_MODEL, "revision": HASHBAG_REVISION,
+                "build": Hashbag, "score": _hashbag_scores},
+    "bm25": {"metric": "bm25", "model": BM25_MODEL, "revision": BM25_REVISION, "build": BM25,
+             "score": _bm25_scores},
+    "semantic": {"metric": "cosine"},
 }
+ARMS: dict[str, Arm] = {name: Arm(name, kind, **_SCORERS[name])
+                        for name, kind in ARM_KINDS.items()}
 
-LEXICAL_ARMS: tuple[str, ...] = tuple(a.name for a in ARMS.values() if a.kind == LEXICAL)
-# The lexical arm when `[search] lexical` names none; menus list it first.
-DEFAULT_LEXICAL = "bm25"
-LEXICAL_CHOICES: tuple[str, ...] = (
-    DEFAULT_LEXICAL, *(a for a in LEXICAL_ARMS if a != DEFAULT_LEXICAL)
-)
-SEMANTIC_ARMS: tuple[str, ...] = tuple(a.name for a in ARMS.values() if a.kind == SEMANTIC)
-# What `--mode` accepts and `query --mode all` lists, in this order.
-RANKINGS: tuple[str, ...] = (*ARMS, HYBRID)
-
-
-@dataclass(frozen=True)
-class Fusion:
-    name: str
-    metric: str
-    summary: str  # one line: what the palette and the help say
-
-
-FUSIONS: dict[str, Fusion] = {
-    f.name: f
-    for f in (
-        Fusion(fusion.RRF, hybrid.METRICS[fusion.RRF], "reciprocal rank fusion (k, weights)"),
-        Fusion(fusion.CONVEX, hybrid.METRICS[fusion.CONVEX],
-               "convex combination of normalised scores (alpha, norm)"),
-        Fusion(fusion.ADAPTIVE, hybrid.METRICS[fusion.ADAPTIVE],
-               "convex combination, alpha set per query from its shape"),
-    )
-}
 # What hybrid uses when `[search]` names no fusion (and sets neither rrf_k nor weights):
 # chosen by measurement on the frozen real-corpus sets and the birds fixture.
 DEFAULT_FUSION = fusion.FusionConfig(method=fusion.ADAPTIVE, norm="dbsf")

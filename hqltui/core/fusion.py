@@ -36,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
-RRF, CONVEX, ADAPTIVE = "rrf", "convex", "adaptive"
-METHODS: tuple[str, ...] = (RRF, CONVEX, ADAPTIVE)
+from hqltui.core.names import ADAPTIVE, CONVEX, METHODS, RRF
+
 NORMS: tuple[str, ...] = ("max", "minmax", "zscore", "dbsf")
 FLAT_VALUE, FLAT_FLOOR = 1.0, 0.0  # a window without spread: its cards, and the rest
 

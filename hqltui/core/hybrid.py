@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from hqltui.core.fusion import FusionConfig, QueryStats, fuse_windows
+from hqltui.core.names import FUSIONS
 from hqltui.core.ranking import (
     ArmScore,
     Hit,
@@ -39,8 +40,7 @@ from hqltui.core.ranking import (
 
 MODEL = "hqltui.fusion.v2"
 REVISION = "0.2.0"
-METRICS = {"rrf": "reciprocal rank", "convex": "convex combination",
-           "adaptive": "convex combination, per-query alpha"}
+METRICS = {name: f.metric for name, f in FUSIONS.items()}  # each method's provenance metric
 
 
 @dataclass(frozen=True)

@@ -25,10 +25,8 @@ from textual.reactive import reactive
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
-from hqltui.core.arms import DEFAULT_LEXICAL, FUSIONS, LEXICAL_ARMS, LEXICAL_CHOICES
-from hqltui.core.labels import load_labels, pending_of, vault_labels
-from hqltui.ui import editor, engine_views, labelled_views, messages, views
-from hqltui.ui.commands import HqlCommands
+from hqltui.core.names import DEFAULT_LEXICAL, FUSIONS, LEXICAL_ARMS, LEXICAL_CHOICES
+from hqltui.ui import messages, views
 from hqltui.ui.controllers.engine import EngineController
 from hqltui.ui.controllers.jobs import JobsController
 from hqltui.ui.controllers.labels import LabelsController
@@ -37,12 +35,8 @@ from hqltui.ui.controllers.session import SessionController, SessionFactory
 from hqltui.ui.keys import BINDINGS, user_keys
 from hqltui.ui.marks import Marks
 from hqltui.ui.palette import Palette
-from hqltui.ui.screens.card import CardScreen
-from hqltui.ui.screens.confirm import ConfirmScreen
-from hqltui.ui.screens.help import HelpScreen, every_table, help_tables
-from hqltui.ui.screens.labelled import LabelledScreen
+from hqltui.ui.screens.help import every_table
 from hqltui.ui.screens.main import MainScreen
-from hqltui.ui.screens.warnings import WarningsScreen
 from hqltui.ui.state import ScreenState, default_arm, loaded, with_answer
 from hqltui.ui.widgets.cards import CardList
 from hqltui.ui.widgets.engine import EngineRow
@@ -52,17 +46,27 @@ from hqltui.ui.widgets.ranking import RankingColumn
 from producer.terminal import shown
 
 if TYPE_CHECKING:
+    from textual.command import Provider
+
     from hqltui.core.session import Answer, Session
+    from hqltui.ui.screens.labelled import LabelledScreen
     from hqltui.ui.state import PartialAnswer
     from producer.vault import Card
 
 Clock = Callable[[], datetime]
 
 
+def _commands() -> type[Provider]:
+    """The palette's commands, loaded when the palette first opens."""
+    from hqltui.ui.commands import HqlCommands
+
+    return HqlCommands
+
+
 class HqlApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "hql-tui"
-    COMMANDS = App.COMMANDS | {HqlCommands}
+    COMMANDS = App.COMMANDS | {_commands}
     BINDINGS = BINDINGS
 
     lexical: reactive[str] = reactive(DEFAULT_LEXICAL, init=False)
@@ -167,7 +171,13 @@ class HqlApp(App[int]):
         self.query_one(QueryInput).cursor_blink = self.cursor_blink
         self.query_one("#card-filter", Input).cursor_blink = self.cursor_blink
         self.main.paint_loading(self.state, self.palette, self.keys)
-        self.call_after_refresh(self.marks.ready, "first-paint")
+        self.call_after_refresh(self._first_painted)
+
+    def _first_painted(self) -> None:
+        """The first frame is on the terminal: read the vault now. The session worker
+        imports the core (numpy, the tokeniser, YAML) and reads the cards; started
+        before that frame, it would hold the interpreter while the frame is drawn."""
+        self.marks.ready("first-paint")
         self.sessions.load("start", staged=True)
         if self.poll_interval:
             self.set_interval(self.poll_interval, self._poll)
@@ -190,6 +200,8 @@ class HqlApp(App[int]):
             return  # shutting down: the screen's widgets are already being pruned
         first = self.state.session is None
         session = message.session
+        from hqltui.core.labels import vault_labels  # loaded with the session (its config)
+
         self.state = loaded(self.state, session)
         self.state = replace(self.state,
                              labels=vault_labels(session.config, self.state.labels))
@@ -345,6 +357,8 @@ class HqlApp(App[int]):
             return  # an older answer than the one on screen: never shown
         labels = state.labels
         if labels is not None and labels.error is None and labels.changed_on_disk():
+            from hqltui.core.labels import load_labels, pending_of
+
             # Edited in another window: the marks and metrics follow the file.
             state = replace(state, labels=load_labels(labels.path, pending_of(labels)))
         self.state = state
@@ -430,8 +444,16 @@ class HqlApp(App[int]):
         self.notify(done.notice, severity=done.severity,
                     timeout=8 if done.severity == "error" else 3)
 
+    def _labelled_screen(self) -> LabelledScreen | None:
+        """The labelled-queries screen when it is on top (its module loads with it)."""
+        from hqltui.ui.screens.labelled import LabelledScreen
+
+        return self.screen if isinstance(self.screen, LabelledScreen) else None
+
     def action_labelled(self) -> None:
         """The labelled-queries screen, scored in a worker on the session on screen."""
+        from hqltui.ui.screens.labelled import LabelledScreen
+
         if isinstance(self.screen, LabelledScreen):
             return
         session, labels = self.state.session, self.state.labels
@@ -465,8 +487,8 @@ class HqlApp(App[int]):
                         thread=True, exit_on_error=False)
 
     def on_labels_scored(self, message: messages.LabelsScored) -> None:
-        if isinstance(self.screen, LabelledScreen):
-            self.screen.show_report(message.report, message.lexical, self.palette)
+        if (screen := self._labelled_screen()) is not None:
+            screen.show_report(message.report, message.lexical, self.palette)
 
     # ------------------------------------------------------------------ tune
 
@@ -474,9 +496,10 @@ class HqlApp(App[int]):
         """``tune`` on the labels as a job: progress on the labelled-queries screen,
         cancellable, its table at the end; writing ``[search]`` is asked for apart."""
         from hqltui.core.tune import TooFewQueries, fold_count
+        from hqltui.ui import labelled_views
 
-        screen, session, labels = self.screen, self.state.session, self.state.labels
-        if not isinstance(screen, LabelledScreen) or session is None or labels is None:
+        screen, session, labels = self._labelled_screen(), self.state.session, self.state.labels
+        if screen is None or session is None or labels is None:
             return
         if any(w.group == "tune" and not w.is_finished for w in self.workers):
             self.notify("tune is already running", severity="warning", timeout=3)
@@ -506,15 +529,19 @@ class HqlApp(App[int]):
                         exit_on_error=False)
 
     def on_tune_progress(self, message: messages.TuneProgress) -> None:
-        if isinstance(self.screen, LabelledScreen):
+        from hqltui.ui import labelled_views
+
+        if (screen := self._labelled_screen()) is not None:
             cancel = self.keys.hint("labelled.tune-cancel")
-            self.screen.show_tune(labelled_views.tune_progress(message.done, message.total,
-                                                               cancel, self.palette))
+            screen.show_tune(labelled_views.tune_progress(message.done, message.total,
+                                                          cancel, self.palette))
 
     def on_tune_done(self, message: messages.TuneDone) -> None:
+        from hqltui.ui import labelled_views
+
         self.tune_result = message.result
-        if isinstance(self.screen, LabelledScreen):
-            self.screen.show_tune(labelled_views.tune_table(
+        if (screen := self._labelled_screen()) is not None:
+            screen.show_tune(labelled_views.tune_table(
                 message.result, self.keys.hint("labelled.tune-write"), self.palette))
 
     def action_tune_cancel(self) -> None:
@@ -526,6 +553,7 @@ class HqlApp(App[int]):
         """tune's best fusion into hql.toml's [search], after a confirmation showing it."""
         from hqltui.core.configure import preview_search, write_search
         from hqltui.core.tune import search_settings
+        from hqltui.ui.screens.confirm import ConfirmScreen
         from producer.config import ConfigError
 
         result = getattr(self, "tune_result", None)
@@ -570,16 +598,22 @@ class HqlApp(App[int]):
     # -------------------------------------------------------------- actions
 
     def action_help(self) -> None:
+        from hqltui.ui.screens.help import HelpScreen, help_tables
+
         if not isinstance(self.screen, HelpScreen):
             groups = [(title, self.keys.bound(table)) for title, table in help_tables()]
             self.push_screen(HelpScreen(groups, views.help_notes(self.keys)))
 
     def action_open_card(self) -> None:
+        from hqltui.ui.screens.card import CardScreen
+
         if (card := self._card_or_say()) is not None:
             detail = views.card_detail(self.state, card.name, self.palette, full=True)
             self.push_screen(CardScreen(card.name, views.card_header(card, self.palette), detail))
 
     def action_edit_card(self) -> None:
+        from hqltui.ui import editor
+
         card = self._card_or_say()
         if card is not None and editor.edit(self, self.vault_path / card.path):
             self.sessions.check(self.state.index_file)
@@ -591,6 +625,8 @@ class HqlApp(App[int]):
         return card
 
     def action_show_warnings(self) -> None:
+        from hqltui.ui.screens.warnings import WarningsScreen
+
         self.push_screen(WarningsScreen(views.warnings_text(self.state, self.palette, False)))
 
     def action_reload(self) -> None:
@@ -655,13 +691,15 @@ class HqlApp(App[int]):
         text = views.status_line(self.state, self.palette, self.keys, self.clock())
         text = self.jobs_ctl.with_status(text, self.palette)  # running jobs, a failed one
         if self.engine.state.active:  # a second line: the engine's stale / missing counts
+            from hqltui.ui import engine_views
+
             header = engine_views.header(self.engine.state, self.palette, self.keys)
             text = Text.assemble(text, "\n", header, no_wrap=True, overflow="ellipsis")
         self.main.show_status(text)
 
 
 def main(vault: str) -> int:
-    from producer.vault import vault_problem
+    from producer.vaultpath import vault_problem
 
     path = Path(vault)
     if problem := vault_problem(path):

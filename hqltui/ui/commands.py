@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from hqltui.core.arms import FUSIONS, LEXICAL_CHOICES
+from hqltui.core.names import FUSIONS, LEXICAL_CHOICES
 
 if TYPE_CHECKING:
     from textual.dom import DOMNode

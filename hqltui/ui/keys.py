@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,7 +31,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Input
 
-from hqltui.core.arms import FUSIONS, LEXICAL_CHOICES
+from hqltui.core.names import FUSIONS, LEXICAL_CHOICES
 
 ENV = "HQL_TUI_KEYMAP"
 
@@ -42,7 +41,7 @@ APP_BINDINGS = [
     Binding("question_mark", "help", "help", show=False, id="app.help-key"),
     Binding("f2", "toggle_lexical", "lexical", tooltip="switch " + " / ".join(LEXICAL_CHOICES),
             id="app.lexical"),
-    # The hybrid column's fusion method (hqltui.core.arms.FUSIONS), cycled.
+    # The hybrid column's fusion method (hqltui.core.names.FUSIONS), cycled.
     Binding("ctrl+t", "cycle_fusion", "fusion", show=False,
             tooltip="fusion: " + " / ".join(FUSIONS), id="app.fusion"),
     Binding("f3", "open_card", "open", tooltip="open card", id="app.open-card"),
@@ -82,6 +81,32 @@ LABELLED_BINDINGS = [
             id="app.labelled"),
 ]
 BINDINGS = [*APP_BINDINGS, *JOB_BINDINGS, *ENGINE_BINDINGS, *LABELLED_BINDINGS]  # footer order
+
+# The other screens' tables, here so that the keymap and F1 can list them before (or
+# without) those screens being imported.
+CARD_SCREEN_BINDINGS = [
+    Binding("escape,q", "close", "back", id="card.close"),
+    Binding("e", "app.edit_card", "edit", show=False, tooltip="edit in $EDITOR", id="card.edit"),
+]
+LABELLED_SCREEN_BINDINGS = [
+    Binding("escape,q", "close", "back", tooltip="back to the search", id="labelled.close"),
+    Binding("s", "sort", "sort", tooltip="sort by the next column", id="labelled.sort"),
+    Binding("r", "reverse", "reverse", tooltip="reverse the order", id="labelled.reverse"),
+    Binding("t", "app.tune_labels", "tune", tooltip="run tune on these labels as a job",
+            id="labelled.tune"),
+    Binding("c", "app.tune_cancel", "cancel tune", tooltip="cancel the tune job",
+            id="labelled.tune-cancel"),
+    Binding("w", "app.tune_write", "write", tooltip="write tune's best fusion to "
+            "[search] (asks first)", id="labelled.tune-write"),
+]
+HELP_SCREEN_BINDINGS = [
+    Binding("escape,q,f1,question_mark", "dismiss", "close help", id="help.close"),
+]
+CONFIRM_SCREEN_BINDINGS = [
+    Binding("y", "answer(True)", "yes", id="confirm.yes"),
+    Binding("n,escape", "answer(False)", "no", id="confirm.no"),
+]
+WARNINGS_SCREEN_BINDINGS = [Binding("escape,q", "close", "close", id="warnings.close")]
 
 # Keys of Textual's own bindings (no id, so not remappable), named for ``Keys.hint``.
 FIXED = {
@@ -140,6 +165,8 @@ def load_keymap(path: Path, known: Iterable[str]) -> Keymap:
         return Keymap({})
     except (OSError, UnicodeDecodeError) as exc:
         return Keymap({}, f"{path}: cannot be read ({exc}); the default keys are kept")
+    import tomllib  # only when there is a keymap file: most starts have none
+
     try:
         entries = _flatten(tomllib.loads(text))
     except tomllib.TOMLDecodeError as exc:

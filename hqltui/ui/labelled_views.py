@@ -12,8 +12,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from hqltui.core.arms import HYBRID
 from hqltui.core.evaluation import winners
+from hqltui.core.names import HYBRID
 from producer.terminal import shown
 
 if TYPE_CHECKING:

@@ -14,8 +14,6 @@ from datetime import datetime, timedelta
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-# The tokeniser's separator rule has one home, in the core.
-from hqltui.core.lexical import token_spans, tokens
 from producer.terminal import shown_body
 
 
@@ -63,6 +61,10 @@ def score(value: float) -> str:
 
 
 def query_terms(query: str) -> set[str]:
+    # The tokeniser's separator rule has one home, in the core (imported with numpy,
+    # by the session worker, before any answer is shown).
+    from hqltui.core.lexical import tokens
+
     return set(tokens(query))
 
 
@@ -76,6 +78,8 @@ def highlight(text: str, terms: Iterable[str], style: str) -> Text:
     out = Text(text)
     if not wanted:
         return out
+    from hqltui.core.lexical import token_spans
+
     for start, end in token_spans(text):
         if text[start:end].lower() in wanted:
             out.stylize(style, start, end)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hqltui.core.arms import DEFAULT_LEXICAL, LEXICAL_ARMS
+from hqltui.core.names import DEFAULT_LEXICAL, LEXICAL_ARMS
 
 if TYPE_CHECKING:
     from hqltui.core.engine import EngineAnswer, VerifyReport

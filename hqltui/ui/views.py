@@ -3,6 +3,10 @@
 Nothing here touches a widget, a worker or a file: the app asks these functions what
 to show and hands the result to its widgets, so each wording has one home and every
 key named on screen is the active binding's (``Keys.hint``).
+
+The first frame (``loading_status``, ``message_columns``, the titles) needs none of the
+scoring core: the views of answers, labels and snippets import ``hqltui.core``'s
+evaluation, hybrid and snippets where they run, by then loaded by the session worker.
 """
 
 from __future__ import annotations
@@ -17,16 +21,15 @@ from typing import TYPE_CHECKING
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from hqltui.core import oneline, snippets
-from hqltui.core.arms import LEXICAL_CHOICES
-from hqltui.core.evaluation import QueryScores, query_scores, winners
-from hqltui.core.hybrid import fusion_summary, fusion_title
+from hqltui.core import oneline
+from hqltui.core.names import LEXICAL_CHOICES
 from hqltui.ui import render
 from hqltui.ui.state import SLOTS, ScreenState
 from producer.terminal import shown
 from producer.wording import refusal_spans
 
 if TYPE_CHECKING:
+    from hqltui.core.evaluation import QueryScores
     from hqltui.core.labels import Labels
     from hqltui.core.ranking import Hit, Passage, Ranking, Refusal, Retrieval
     from hqltui.ui.keys import Keys
@@ -158,6 +161,8 @@ def column_scores(state: ScreenState) -> dict[str, QueryScores] | None:
     if label is None or not label.saved:
         return None
     rankings = state.rankings()
+    from hqltui.core.evaluation import query_scores
+
     out = {}
     for slot in SLOTS:
         ranking = rankings.get(slot)
@@ -186,6 +191,8 @@ def titles_with_metrics(titles: dict[str, Text], state: ScreenState, p: Palette
     scores = column_scores(state)
     if scores is None:
         return titles
+    from hqltui.core.evaluation import winners
+
     won = set(winners(scores))
     return {slot: Text.assemble(title, "\n", metrics_line(scores[slot], slot in won, p))
             for slot, title in titles.items()}
@@ -222,7 +229,9 @@ def hybrid_title(state: ScreenState, arm: str) -> str:
     hybrid = state.rankings().get("hybrid")
     retrieval = hybrid.retrieval if hybrid is not None else None
     if retrieval is None or retrieval.fusion != method:
-        retrieval = None
+        return f" · {method} of {arm}"  # no answer by this method yet: its name alone
+    from hqltui.core.hybrid import fusion_title
+
     return f" · {fusion_title(retrieval, method)} of {arm}"
 
 
@@ -286,6 +295,8 @@ def row_snippet(state: ScreenState, hit: Hit, p: Palette) -> Text:
         return Text("")
     if passage.ordinal is None:
         return Text("card vector: its beginning", style=p.muted)
+    from hqltui.core import snippets
+
     where = f"p{passage.ordinal} "
     stale = state.statuses.get(hit.card) == "stale"
     text = snippets.answered_text(card, passage, stale)
@@ -557,6 +568,8 @@ def provenance(retrieval: Retrieval, p: Palette) -> Text:
     out = Text()
     out.append(f"{retrieval.arm}: ", style=p.accent)
     if retrieval.fusion:
+        from hqltui.core.hybrid import fusion_summary
+
         windows = ", ".join(f"{k} {v}" for k, v in (retrieval.windows or {}).items())
         out.append(f"{fusion_summary(retrieval)} · windows {windows}")
         return out

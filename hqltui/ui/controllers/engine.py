@@ -20,7 +20,6 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from hqltui.ui import engine_views
 from hqltui.ui.messages import (
     EngineAnswered,
     EngineChecked,
@@ -61,6 +60,8 @@ class EngineController:
 
     def _set(self, **changes: Any) -> None:
         self.state = replace(self.state, **changes)
+        from hqltui.ui import engine_views  # drawn only once the row is turned on
+
         palette, keys, selected = self.look()
         self.row().draw(self.state, engine_views.row(self.state, palette, keys), selected)
 

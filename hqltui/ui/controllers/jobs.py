@@ -27,33 +27,37 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from hqltui.core.jobs import Job, JobBoard, JobEvent, index_build_job, index_verify_job
 from hqltui.ui.messages import JobUpdate, StatusChanged
-from hqltui.ui.screens.confirm import ConfirmScreen
 from hqltui.ui.widgets.jobs import Coalescer, JobsPanel
 from producer.terminal import shown
 
 if TYPE_CHECKING:
     from textual.app import App
 
+    from hqltui.core.jobs import Job, JobBoard, JobEvent
     from hqltui.core.session import Session
     from hqltui.ui.keys import Keys
     from hqltui.ui.palette import Palette
+    from hqltui.ui.screens.confirm import ConfirmScreen
     from hqltui.ui.state import ScreenState
 
 BUILD = "index-build"
 VERIFY = "index-verify"
 DEFAULT_INDEX = ".hql/index.sqlite"
 
-JobFactory = Callable[..., Job]
-Finished = Callable[[JobEvent], Any]
+JobFactory = Callable[..., "Job"]
+Finished = Callable[["JobEvent"], Any]
 
 
 def _build(vault: Path, out: Path, *, clock: Callable[[], float]) -> Job:
+    from hqltui.core.jobs import index_build_job
+
     return index_build_job(vault, out, clock=clock)
 
 
 def _verify(vault: Path, index: Path, *, clock: Callable[[], float]) -> Job:
+    from hqltui.core.jobs import index_verify_job
+
     return index_verify_job(vault, index, clock=clock)
 
 
@@ -77,7 +81,7 @@ class JobsController:
         self.clock = clock
         self.reload = reload  # reads the vault again (after a build)
         self.panel = panel
-        self.board = JobBoard()
+        self._board: JobBoard | None = None  # made when the first job starts
         self.jobs: dict[int, Job] = {}
         self._done: dict[int, Finished | None] = {}
         self.last_events: dict[str, JobEvent] = {}
@@ -87,6 +91,19 @@ class JobsController:
         self.throttle_clock: Callable[[], float] = time.monotonic
 
     # ------------------------------------------------------------------ running
+
+    @property
+    def board(self) -> JobBoard:
+        """One job of each kind at a time (``hqltui.core.jobs`` loads with the first job,
+        not at start-up)."""
+        if self._board is None:
+            from hqltui.core.jobs import JobBoard
+
+            self._board = JobBoard()
+        return self._board
+
+    def _running(self, kind: str) -> Job | None:
+        return None if self._board is None else self._board.running(kind)
 
     def job_clock(self) -> float:
         """Elapsed times follow the app's clock (fixed in snapshot tests)."""
@@ -164,7 +181,7 @@ class JobsController:
                 out.append(f"{job.title}…", style=palette.accent)
         for kind in sorted(self._failed_shown):
             event = self.last_events.get(kind)
-            if event is not None and event.finished and self.board.running(kind) is None:
+            if event is not None and event.finished and self._running(kind) is None:
                 out.append(" · ")
                 style = palette.error if event.state == "failed" else palette.warning
                 out.append(f"{event.title}: {event.state}", style=style)
@@ -185,7 +202,7 @@ class JobsController:
 
     def allows(self, action: str) -> bool | None:
         """``check_action`` for the job actions: None shows it disabled, False hides it."""
-        if action == "build_index" and self.board.running(BUILD) is not None:
+        if action == "build_index" and self._running(BUILD) is not None:
             return None  # shown disabled in the footer while a build runs
         if action == "cancel_jobs" and not self.jobs:
             return False  # in the footer only while a job runs
@@ -205,7 +222,7 @@ class JobsController:
         session = self._session(state)
         if session is None:
             return
-        running = self.board.running(BUILD)
+        running = self._running(BUILD)
         if running is not None:
             self.app.notify(f"{running.title} is already running", severity="warning",
                             timeout=3)
@@ -235,6 +252,8 @@ class JobsController:
     def _aside_question(self, out: Path, aside: Path, p: Palette, keys: Keys) -> ConfirmScreen:
         """A file that is not an index sits where the index goes: never overwritten,
         only moved aside once the user says so."""
+        from hqltui.ui.screens.confirm import ConfirmScreen
+
         body = Text()
         body.append(shown(str(out)), style="bold")
         body.append(" exists and is not an SQLite index, so a build will not overwrite it.\n\n")
@@ -260,6 +279,8 @@ class JobsController:
         self._start_build(out)
 
     def _configure_question(self, p: Palette, keys: Keys) -> ConfirmScreen:
+        from hqltui.ui.screens.confirm import ConfirmScreen
+
         body = Text()
         toml = self.vault / "hql.toml"
         body.append("This vault's hql.toml names no semantic index.\n\n" if toml.is_file()

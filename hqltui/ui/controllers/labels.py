@@ -10,16 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from hqltui.core.labels import (
-    Label,
-    Labels,
-    LabelsError,
-    change,
-    cycle_kind,
-    toggle_decoy,
-    toggle_relevant,
-)
+if TYPE_CHECKING:
+    from hqltui.core.labels import Label, Labels
 
 UNDO_DEPTH = 100
 
@@ -46,6 +40,15 @@ class LabelsController:
         """``what``: ``relevant`` or ``decoy`` toggles ``card``; ``kind`` cycles the kind."""
         if labels is None:
             return Outcome(None, "the vault is not loaded yet", "warning")
+        # Loaded with the session (labels are read once it is): not at start-up.
+        from hqltui.core.labels import (
+            LabelsError,
+            change,
+            cycle_kind,
+            toggle_decoy,
+            toggle_relevant,
+        )
+
         if not text:
             return Outcome(None, "type a query first: labels belong to the query on screen",
                            "warning")
@@ -78,6 +81,8 @@ class LabelsController:
     def undo_last(self, labels: Labels | None) -> Outcome:
         if labels is None or not self.undo:
             return Outcome(None, "no label change to undo", "warning")
+        from hqltui.core.labels import LabelsError, change
+
         text, before, said = self.undo[-1]
         try:
             done = change(labels, text, lambda _label: before)

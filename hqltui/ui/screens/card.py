@@ -4,20 +4,15 @@ from __future__ import annotations
 
 from rich.console import RenderableType
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from hqltui.ui.keys import CARD_SCREEN_BINDINGS
 from hqltui.ui.widgets.panes import CardDetail
 
 
 class CardScreen(Screen[None]):
-    BINDINGS = [
-        Binding("escape,q", "close", "back", id="card.close"),
-        Binding(
-            "e", "app.edit_card", "edit", show=False, tooltip="edit in $EDITOR", id="card.edit"
-        ),
-    ]
+    BINDINGS = CARD_SCREEN_BINDINGS
 
     def __init__(self, name: str, header: RenderableType, detail: RenderableType) -> None:
         super().__init__()

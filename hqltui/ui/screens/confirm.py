@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from rich.console import RenderableType
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+
+from hqltui.ui.keys import CONFIRM_SCREEN_BINDINGS
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -25,10 +26,7 @@ class ConfirmScreen(ModalScreen[bool]):
     ConfirmScreen Button { margin-left: 2; }
     """
 
-    BINDINGS = [
-        Binding("y", "answer(True)", "yes", id="confirm.yes"),
-        Binding("n,escape", "answer(False)", "no", id="confirm.no"),
-    ]
+    BINDINGS = CONFIRM_SCREEN_BINDINGS
 
     def __init__(self, title: str, body: RenderableType, *, yes: str, no: str,
                  keys: tuple[str, str]) -> None:

@@ -1,4 +1,8 @@
-"""Help: every binding of the app, its active keys and its id, from the binding tables."""
+"""Help: every binding of the app, its active keys and its id, from the binding tables.
+
+The other screens' tables are in ``hqltui.ui.keys``, so listing every table (the app
+does at start, to read the keymap) loads none of those screens.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +14,18 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from hqltui.ui.keys import APP_BINDINGS, ENGINE_BINDINGS, JOB_BINDINGS, LABELLED_BINDINGS
-from hqltui.ui.screens.card import CardScreen
-from hqltui.ui.screens.confirm import ConfirmScreen
-from hqltui.ui.screens.labelled import LabelledScreen
+from hqltui.ui.keys import (
+    APP_BINDINGS,
+    CARD_SCREEN_BINDINGS,
+    CONFIRM_SCREEN_BINDINGS,
+    ENGINE_BINDINGS,
+    HELP_SCREEN_BINDINGS,
+    JOB_BINDINGS,
+    LABELLED_BINDINGS,
+    LABELLED_SCREEN_BINDINGS,
+    WARNINGS_SCREEN_BINDINGS,
+)
 from hqltui.ui.screens.main import MainScreen
-from hqltui.ui.screens.warnings import WarningsScreen
 from hqltui.ui.widgets.cards import CardList
 from hqltui.ui.widgets.query import QueryInput
 from hqltui.ui.widgets.ranking import RankingColumn
@@ -50,9 +60,7 @@ def _key(key: str) -> str:
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [
-        Binding("escape,q,f1,question_mark", "dismiss", "close help", id="help.close"),
-    ]
+    BINDINGS = HELP_SCREEN_BINDINGS
 
     def __init__(self, groups: list[tuple[str, list[Binding]]], notes: list[str]) -> None:
         super().__init__()
@@ -82,13 +90,14 @@ def help_tables() -> list[tuple[str, list[Binding]]]:
         ("query input", _table(QueryInput)),
         ("columns", _table(RankingColumn)),
         ("card list", _table(CardList)),
-        ("card screen", _table(CardScreen)),
-        ("labelled queries", _table(LabelledScreen)),
-        ("help", _table(HelpScreen)),
-        ("confirmation", _table(ConfirmScreen)),
+        ("card screen", list(CARD_SCREEN_BINDINGS)),
+        ("labelled queries", list(LABELLED_SCREEN_BINDINGS)),
+        ("help", list(HELP_SCREEN_BINDINGS)),
+        ("confirmation", list(CONFIRM_SCREEN_BINDINGS)),
     ]
 
 
 def every_table() -> list[list[Binding]]:
     """Every binding table of the app: F1's, the ranked lists', the warnings screen's."""
-    return [*(table for _, table in help_tables()), _table(RankList), _table(WarningsScreen)]
+    return [*(table for _, table in help_tables()), _table(RankList),
+            list(WARNINGS_SCREEN_BINDINGS)]

@@ -13,11 +13,11 @@ from rich.console import RenderableType
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from hqltui.ui import labelled_views
+from hqltui.ui.keys import LABELLED_SCREEN_BINDINGS
 
 if TYPE_CHECKING:
     from hqltui.core.evaluation import Report
@@ -32,17 +32,7 @@ class LabelledScreen(Screen[str | None]):
     LabelledScreen #labelled-table { height: 1fr; margin-top: 1; }
     """
 
-    BINDINGS = [
-        Binding("escape,q", "close", "back", tooltip="back to the search", id="labelled.close"),
-        Binding("s", "sort", "sort", tooltip="sort by the next column", id="labelled.sort"),
-        Binding("r", "reverse", "reverse", tooltip="reverse the order", id="labelled.reverse"),
-        Binding("t", "app.tune_labels", "tune", tooltip="run tune on these labels as a job",
-                id="labelled.tune"),
-        Binding("c", "app.tune_cancel", "cancel tune", tooltip="cancel the tune job",
-                id="labelled.tune-cancel"),
-        Binding("w", "app.tune_write", "write", tooltip="write tune's best fusion to "
-                "[search] (asks first)", id="labelled.tune-write"),
-    ]
+    BINDINGS = LABELLED_SCREEN_BINDINGS
 
     def __init__(self, title: Text, waiting: Text) -> None:
         super().__init__()

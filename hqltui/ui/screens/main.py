@@ -16,7 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from hqltui.ui import views
 from hqltui.ui.keys import LABEL_BINDINGS
@@ -24,7 +24,7 @@ from hqltui.ui.messages import DetailPainted, MainScreenReady
 from hqltui.ui.widgets.cards import CardList
 from hqltui.ui.widgets.engine import EngineRow
 from hqltui.ui.widgets.jobs import JobsPanel
-from hqltui.ui.widgets.panes import CardDetail, StatusLine, WarningsStrip
+from hqltui.ui.widgets.panes import CardDetail, KeysFooter, StatusLine, WarningsStrip
 from hqltui.ui.widgets.query import QueryInput
 from hqltui.ui.widgets.ranking import RankingColumn
 from producer.terminal import shown
@@ -90,7 +90,7 @@ class MainScreen(Screen[None]):
         # The jobs panel (index build / verify, engine jobs); hidden until a job runs.
         yield JobsPanel(id="jobs", hint=self.jobs_hint)
         yield WarningsStrip(id="warnings")
-        yield Footer(compact=True)
+        yield KeysFooter(compact=True)
 
     def on_mount(self) -> None:
         self.post_message(MainScreenReady())

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from rich.console import RenderableType
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from hqltui.ui.keys import WARNINGS_SCREEN_BINDINGS
+
 
 class WarningsScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q", "close", "close", id="warnings.close")]
+    BINDINGS = WARNINGS_SCREEN_BINDINGS
 
     def __init__(self, body: RenderableType) -> None:
         super().__init__()

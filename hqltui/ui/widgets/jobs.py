@@ -20,15 +20,17 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import ProgressBar, Static
 
-from hqltui.core.jobs import JobEvent
 from producer.terminal import shown
+
+if TYPE_CHECKING:
+    from hqltui.core.jobs import JobEvent
 
 LOG_TAIL = 3  # log lines under a job
 

@@ -1,10 +1,15 @@
-"""Display-only panes: the status line, the warnings strip and the card detail."""
+"""Display-only panes: the status line, the warnings strip, the card detail, the footer."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import RenderableType
 from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual.widgets import Footer, Static
+
+if TYPE_CHECKING:
+    from textual.screen import Screen
 
 from hqltui.ui import render
 
@@ -54,3 +59,23 @@ class CardDetail(VerticalScroll):
         rest.update("")
         rest.display = False
         self.scroll_home(animate=False, immediate=True)
+
+
+class KeysFooter(Footer):
+    """Textual's footer, laid out again once per refresh however many binding changes
+    reach it before that refresh: the start brings several (focus, the screen stack),
+    and each made Textual's footer rebuild all its keys before the first frame."""
+
+    _recompose_pending = False
+
+    def bindings_changed(self, screen: Screen) -> None:
+        self._bindings_ready = True  # what Footer.bindings_changed sets, then its test
+        if not screen.app.app_focus:
+            return
+        if self.is_attached and screen is self.screen and not self._recompose_pending:
+            self._recompose_pending = True
+            self.call_after_refresh(self._recompose_now)
+
+    async def _recompose_now(self) -> None:
+        self._recompose_pending = False
+        await self.recompose()
