@@ -290,3 +290,31 @@ def test_shared_encoder_calls_change_no_vector_bit(minilm):
     runs = local.encoder_runs(local.batch_order(lengths), lengths)
     assert [[len(batch) for batch in run] for run in runs] == [[16], [16, 16], [16, 16, 1]]
     assert np.array_equal(embed_texts(minilm, texts), batchwise_vectors(minilm, texts))
+
+
+def test_encoder_workers_one_per_thread_and_run():
+    assert local.encoder_workers(runs=5, threads=2) == 2
+    assert local.encoder_workers(runs=1, threads=2) == 1  # a query keeps every core
+    assert local.encoder_workers(runs=5, threads=1) == 1
+    assert local.encoder_workers(runs=0, threads=2) == 1
+
+
+def test_encoder_calls_side_by_side_change_no_vector_bit(minilm, monkeypatch):
+    import torch
+
+    words = ["owl", "night", "wing", "quiet", "egg", "reed"]
+    long = [" ".join(words[(i * j) % 6] for j in range(300 + i)) for i in range(70)]
+    short = [" ".join(words[: 1 + i % 6]) * (1 + i % 7) for i in range(40)]
+    texts = long + short
+    lengths = minilm.token_lengths(texts)
+    runs = local.encoder_runs(local.batch_order(lengths), lengths)
+    assert len(runs) >= 4  # several runs, so two go through the encoder at once
+    monkeypatch.setattr(minilm, "threads", 2)  # two calls at once even on one CPU
+    threads = torch.get_num_threads()
+    side_by_side = embed_texts(minilm, texts, on_batch=(seen := []).append)
+    assert torch.get_num_threads() == threads  # restored for the rest of the process
+    assert seen == sorted(seen) and seen[-1] == len(texts)  # progress in order, on this thread
+    monkeypatch.setattr(local, "encoder_workers", lambda runs, threads: 1)
+    one_at_a_time = embed_texts(minilm, texts)
+    assert np.array_equal(side_by_side, one_at_a_time)
+    assert np.array_equal(side_by_side, batchwise_vectors(minilm, texts))

@@ -32,7 +32,8 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -556,8 +557,10 @@ class LocalEmbedder:
         its first 256 tokens cost; the vectors are those of the whole texts.
         Each prefix is tokenised once (its length orders the batches, its ids are
         padded per batch). In float32, batches of the same width go through the
-        encoder together (``encoder_runs``); pooling stays per batch. bfloat16
-        runs one batch a call: its numbers depend on the batch's shape.
+        encoder together (``encoder_runs``), and runs go through it side by side
+        on ``encoder_workers`` threads; pooling stays per batch, on this thread.
+        bfloat16 runs one batch a call, one at a time: its numbers depend on the
+        batch's shape.
         """
         self.load()
         import torch
@@ -566,22 +569,30 @@ class LocalEmbedder:
         lengths = [len(ids) for ids in inputs["input_ids"]]
         out = np.empty((len(texts), self.dimensions or 0), dtype=np.float32)
         batches = batch_order(lengths, self.batch_size)
-        cap = RUN_TOKENS if self.precision == DEFAULT_PRECISION else 0
-        done = 0
-        for run in encoder_runs(batches, lengths, cap):
+        float32 = self.precision == DEFAULT_PRECISION
+        runs = encoder_runs(batches, lengths, RUN_TOKENS if float32 else 0)
+
+        def padded(run: list[Sequence[int]]) -> Mapping[str, torch.Tensor]:
             rows = [i for batch in run for i in batch]
-            enc = self._tokenizer.pad(
+            return self._tokenizer.pad(
                 {key: [values[i] for i in rows] for key, values in inputs.items()},
                 padding=True,
                 return_tensors="pt",
             )
+
+        def forward(enc: Mapping[str, torch.Tensor]) -> torch.Tensor:
             with torch.inference_mode():
                 if self.precision == "bfloat16":
                     with torch.autocast("cpu", dtype=torch.bfloat16):
                         hidden = self._model(**enc).last_hidden_state
-                    hidden = hidden.float()  # pooling and normalising stay in float32
-                else:
-                    hidden = self._model(**enc).last_hidden_state
+                    return hidden.float()  # pooling and normalising stay in float32
+                return self._model(**enc).last_hidden_state
+
+        threads = self.threads or _cpu_count()
+        workers = encoder_workers(len(runs), threads) if float32 else 1
+        done = 0
+        for run, enc, hidden in _in_order(runs, padded, forward, workers, threads):
+            with torch.inference_mode():
                 start = 0
                 for idx in run:
                     part = slice(start, start + len(idx))
@@ -596,6 +607,64 @@ class LocalEmbedder:
             del enc, hidden, mask, pooled
             release_freed_memory()
         return out
+
+
+def encoder_workers(runs: int, threads: int) -> int:
+    """Encoder calls run side by side: one per thread torch may use, at most one per run.
+
+    On a CPU, one call on all cores waits at every operator for its slowest core
+    and leaves the others idle while Python dispatches the next operator; calls
+    side by side, one core each, do neither. A lone run (a query) keeps every core.
+    """
+    return max(1, min(runs, threads))
+
+
+def _in_order(
+    runs: Sequence[list[Sequence[int]]],
+    padded: Callable[[list[Sequence[int]]], Mapping[str, object]],
+    forward: Callable[[Mapping[str, object]], object],
+    workers: int,
+    threads: int,
+) -> Iterator[tuple[list[Sequence[int]], Mapping[str, object], object]]:
+    """(run, its inputs, its hidden states) for each run, in order.
+
+    With ``workers`` > 1, up to ``workers`` runs are in the encoder at once, each
+    on one torch thread (torch's thread count is the process's, so it is set to 1
+    for the while and restored); at most ``workers`` results wait, so memory stays
+    that of ``workers`` runs. Matrix products give the same bits on one thread as
+    on several (``tests/test_embed.py`` checks the vectors)."""
+    if workers <= 1:
+        for run in runs:
+            enc = padded(run)
+            yield run, enc, forward(enc)
+        return
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hql-encoder")
+    try:
+        pending: deque[tuple[list[Sequence[int]], Mapping[str, object], Future]] = deque()
+        todo = iter(runs)
+        for run in todo:
+            enc = padded(run)
+            pending.append((run, enc, pool.submit(forward, enc)))
+            if len(pending) == workers:
+                break
+        while pending:
+            run, enc, future = pending.popleft()
+            hidden = future.result()
+            nxt = next(todo, None)
+            if nxt is not None:
+                nenc = padded(nxt)
+                pending.append((nxt, nenc, pool.submit(forward, nenc)))
+            yield run, enc, hidden
+            del run, enc, hidden
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        torch.set_num_threads(before)
 
 
 @functools.lru_cache(maxsize=1)
