@@ -106,12 +106,12 @@ FUSIONS: dict[str, Fusion] = {
         Fusion(fusion.CONVEX, hybrid.METRICS[fusion.CONVEX],
                "convex combination of normalised scores (alpha, norm)"),
         Fusion(fusion.ADAPTIVE, hybrid.METRICS[fusion.ADAPTIVE],
-               "convex combination, alpha set per query from its shape"),
+               "convex combination, alpha set per query from its shape and the lexical top gap"),
     )
 }
 # What hybrid uses when `[search]` names no fusion (and sets neither rrf_k nor weights):
 # chosen by measurement on the frozen real-corpus sets and the birds fixture.
-DEFAULT_FUSION = fusion.FusionConfig(method=fusion.ADAPTIVE, norm="dbsf")
+DEFAULT_FUSION = fusion.FusionConfig(method=fusion.ADAPTIVE, norm="max")
 fuse = hybrid.fuse
 
 
