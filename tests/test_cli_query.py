@@ -216,7 +216,7 @@ def test_eval_compares_fusions_with_ratios_and_lists_losses(
     assert "hybrid:convex:alpha=0.9,norm=dbsf" in out and "hybrid:rrf:k=60" in out
 
 
-@pytest.mark.parametrize("bad", ["borda", "convex:alpha=3", "rrf:norm=max"])
+@pytest.mark.parametrize("bad", ["borda", "convex:alpha=3", "rrf:norm=max", "grid:huge"])
 def test_eval_refuses_a_bad_fusion_as_a_usage_error(vault: Path, tmp_path: Path, capsys,
                                                     bad) -> None:
     queries = write_queries(tmp_path / "q.toml", '[[query]]\ntext = "owl"\nrelevant = ["robin"]\n')
