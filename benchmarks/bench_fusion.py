@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.report import write_report
-from hqltui.commands.evaluate import DEPTH, GRID, evaluate, read_queries
+from hqltui.commands.evaluate import DEPTH, evaluate, read_queries
 from hqltui.core.arms import DEFAULT_FUSION, HYBRID
-from hqltui.core.fusion import parse_fusion
+from hqltui.core.fusion import grid, parse_fusion
 from hqltui.core.session import Session
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -104,7 +104,7 @@ def main() -> None:
                         help="a labelled set outside the repository (reported by NAME only)")
     parser.add_argument("--name", default="fusion")
     args = parser.parse_args()
-    fusions = [DEFAULT_FUSION, *neighbours(DEFAULT_FUSION), *(parse_fusion(t) for t in GRID)]
+    fusions = [DEFAULT_FUSION, *neighbours(DEFAULT_FUSION), *grid("default")]
     fusions = list(dict.fromkeys(fusions))
     sets: dict[str, tuple[Path, Path]] = {"birds": (ROOT / "fixtures/birds",
                                                     ROOT / "fixtures/birds/queries.toml")}

@@ -58,12 +58,14 @@ def test_query_all_json_has_provenance_for_every_arm(vault: Path, capsys) -> Non
     assert data["arms"]["semantic"]["retrieval"]["model"] == "test/model"
     hybrid = data["arms"]["hybrid"]
     r = hybrid["retrieval"]
-    # The default fusion: adaptive over dbsf, this query's alpha and the signals that set it.
+    # The default fusion: adaptive over max, this query's alpha and the signals that set it.
     assert (r["fusion"], r["parameters"]["norm"], r["k"], r["weights"]) == (
-        "adaptive", "dbsf", None, None)
-    assert r["fusion_config"].startswith("adaptive:norm=dbsf,alpha_keyword=0.2,alpha_prose=0.8")
-    assert r["signals"]["words"] == 1.0 and r["signals"]["code"] == 0.0
-    assert r["alpha"] == pytest.approx(0.2 + 0.6 * 0.5)  # one plain word: half keyword-like
+        "adaptive", "max", None, None)
+    assert r["fusion_config"].startswith("adaptive:norm=max,alpha_keyword=0.2,alpha_prose=0.8")
+    sig = r["signals"]
+    assert sig["words"] == 1.0 and sig["code"] == 0.0 and 0.0 < sig["gap"] < 0.4
+    # one plain word: half keyword-like (0.5), moved by the lexical arm's top gap
+    assert r["alpha"] == pytest.approx(0.2 + 0.6 * 0.5 + 0.5 * (0.5 - sig["gap"] / 0.4))
     assert r["windows"] == {"bm25": 50, "semantic": 50}
     assert [a["arm"] for a in r["arms"]] == ["bm25", "semantic"]
     first = hybrid["hits"][0]
@@ -87,8 +89,8 @@ def test_a_refused_arm_exits_1_and_the_others_still_print(vault: Path, capsys) -
 def test_query_text_output(vault: Path, capsys) -> None:
     code, out, _ = run(capsys, "query", str(vault), "owl", "--limit", "2")
     assert code == 0
-    assert "hybrid (bm25 + semantic)" in out and "adaptive alpha=0.50 (words 1, code 0" in out
-    assert "norm dbsf" in out and "query vector: index" in out
+    assert "hybrid (bm25 + semantic)" in out and "adaptive alpha=0.72 (words 1, code 0" in out
+    assert ", gap 0.0209); norm max" in out and "query vector: index" in out
     code, out, _ = run(capsys, "query", str(vault), "zebra", "--mode", "hashbag")
     assert code == 0 and "no lexical match" in out
 
@@ -214,7 +216,7 @@ def test_eval_compares_fusions_with_ratios_and_lists_losses(
     assert "hybrid:convex:alpha=0.9,norm=dbsf" in out and "hybrid:rrf:k=60" in out
 
 
-@pytest.mark.parametrize("bad", ["borda", "convex:alpha=3", "rrf:norm=max"])
+@pytest.mark.parametrize("bad", ["borda", "convex:alpha=3", "rrf:norm=max", "grid:huge"])
 def test_eval_refuses_a_bad_fusion_as_a_usage_error(vault: Path, tmp_path: Path, capsys,
                                                     bad) -> None:
     queries = write_queries(tmp_path / "q.toml", '[[query]]\ntext = "owl"\nrelevant = ["robin"]\n')

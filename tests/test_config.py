@@ -220,10 +220,11 @@ def test_the_producer_reads_only_its_own_tables(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ [search] fusion
 
 
-def test_the_default_fusion_is_adaptive_over_dbsf(tmp_path):
+def test_the_default_fusion_is_adaptive_over_max_with_the_lexical_gap(tmp_path):
     config = load_config(tmp_path).search.fusion_config()
-    assert (config.method, config.norm) == ("adaptive", "dbsf")
+    assert (config.method, config.norm) == ("adaptive", "max")
     assert (config.adaptive.alpha_keyword, config.adaptive.alpha_prose) == (0.2, 0.8)
+    assert (config.adaptive.gap_weight, config.adaptive.gap_full) == (0.5, 0.4)
 
 
 def test_fusion_alpha_norm_and_the_adaptive_table_are_read(tmp_path):

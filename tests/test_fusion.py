@@ -158,7 +158,8 @@ def replace_alpha(config: FusionConfig, alpha: float) -> FusionConfig:
     from dataclasses import replace
 
     if config.method == "adaptive":
-        return replace(config, adaptive=AdaptiveParams(alpha_keyword=alpha, alpha_prose=alpha))
+        return replace(config, adaptive=AdaptiveParams(alpha_keyword=alpha, alpha_prose=alpha,
+                                                       gap_weight=0.0))
     return replace(config, alpha=alpha)
 
 
@@ -191,7 +192,7 @@ def test_every_hit_carries_both_arms_and_the_retrieval_the_method(config) -> Non
 
 
 def test_adaptive_alpha_follows_the_querys_shape() -> None:
-    p = AdaptiveParams()
+    p = AdaptiveParams(gap_weight=0.0)  # the shape alone
     def alpha(text: str) -> float:
         sig = signals(QueryStats(text, 100, {}), np.array([]), np.array([]), np.array([]))
         return adaptive_alpha(p, sig)
@@ -207,14 +208,77 @@ def test_the_idf_cue_raises_keywordness_only_when_weighted() -> None:
                                                        "delta": 1})
     sig = signals(rare, np.array([]), np.array([]), np.array([]))
     assert sig["idf"] == pytest.approx(1.0) and sig["known"] == 1.0
-    assert adaptive_alpha(AdaptiveParams(), sig) == pytest.approx(0.8)
-    assert adaptive_alpha(AdaptiveParams(idf_weight=1.0), sig) == pytest.approx(0.2)
+    assert adaptive_alpha(AdaptiveParams(gap_weight=0.0), sig) == pytest.approx(0.8)
+    assert adaptive_alpha(AdaptiveParams(idf_weight=1.0, gap_weight=0.0),
+                          sig) == pytest.approx(0.2)
 
 
 def test_window_signals_gap_and_overlap() -> None:
     sig = signals(QueryStats("q", 10, {}), np.array([1, 2, 3]), np.array([3, 4]),
                   np.array([4.0, 1.0, 0.5]))
     assert sig["gap"] == pytest.approx(0.75) and sig["overlap"] == pytest.approx(0.5)
+    one = signals(QueryStats("q", 10, {}), np.array([1]), np.array([3]), np.array([4.0]))
+    none = signals(QueryStats("q", 10, {}), np.array([]), np.array([3]), np.array([]))
+    assert one["gap"] == 1.0 and none["gap"] == 0.0  # nothing else matched / nothing at all
+
+
+def _alpha_of(text: str, lexical: dict[str, float], semantic: dict[str, float],
+              params: AdaptiveParams | None = None) -> float:
+    """The α adaptive uses for one query over two synthetic windows (card -> score)."""
+    r = fused(sorted({*lexical, *semantic}), lexical, semantic,
+              FusionConfig("adaptive", norm="max", adaptive=params or AdaptiveParams()),
+              query=text)
+    assert r.retrieval is not None and r.retrieval.alpha is not None
+    return r.retrieval.alpha
+
+
+# One code-shaped word each (the same shape, α 0.2 from the shape alone): in the first
+# the lexical arm's top card stands far above its second; in the second its top cards tie.
+SURE = {"push": 9.0, "fetch": 3.0, "pull": 2.5}
+TIED = {"ssh": 3.0, "sshd": 3.0, "scp": 2.9}
+SEM = {"sshd": 0.5, "ssh": 0.45, "push": 0.44}
+
+
+def test_a_confident_lexical_top_gets_lexical_weight_and_a_tie_semantic_weight() -> None:
+    sure = _alpha_of("--force-with-lease", SURE, SEM)
+    tied = _alpha_of("authorized_keys", TIED, SEM)
+    # gap (9 − 3) / 9 = 0.67 ≥ gap_full 0.4: α = 0.2 + 0.5 · (0.5 − 1) = −0.05 -> 0
+    assert sure == 0.0
+    # gap 0: α = 0.2 + 0.5 · 0.5
+    assert tied == pytest.approx(0.45)
+    # the shape alone (gap_weight 0) gives both the same α
+    shape = AdaptiveParams(gap_weight=0.0)
+    assert _alpha_of("--force-with-lease", SURE, SEM, shape) == pytest.approx(0.2)
+    assert _alpha_of("authorized_keys", TIED, SEM, shape) == pytest.approx(0.2)
+
+
+def test_the_gap_moves_alpha_linearly_up_to_gap_full_and_within_0_and_1() -> None:
+    p = AdaptiveParams(gap_weight=0.4, gap_full=0.5)
+    prose = "show what files a folder holds"  # shape α 0.8
+    half = _alpha_of(prose, {"a": 4.0, "b": 3.0}, {"a": 0.3}, p)  # gap 0.25: confidence ½
+    assert half == pytest.approx(0.8)
+    assert _alpha_of(prose, {"a": 4.0, "b": 4.0}, {"a": 0.3}, p) == pytest.approx(1.0)
+    assert _alpha_of(prose, {"a": 4.0, "b": 1.0}, {"a": 0.3}, p) == pytest.approx(0.6)
+    high = _alpha_of(prose, {"a": 4.0, "b": 4.0}, {"a": 0.3}, AdaptiveParams(gap_weight=1.0))
+    assert high == 1.0  # 0.8 + 0.5 clipped
+
+
+def test_a_confident_lexical_top_hit_wins_the_fused_top_and_a_tie_lets_semantic_win() -> None:
+    # the same two-word query (shape α 0.5) and the same semantic window, sure of `x`
+    sem = {"x": 0.9, "c": 0.3}
+    cfg = FusionConfig("adaptive", norm="max")
+    sure = fused(["a", "b", "c", "x"], {"a": 9.0, "b": 2.0, "c": 1.0}, sem, cfg,
+                 query="barn owl")
+    tied = fused(["a", "b", "c", "x"], {"a": 3.0, "b": 2.95, "c": 1.0}, sem, cfg,
+                 query="barn owl")
+    assert sure.retrieval is not None and tied.retrieval is not None
+    assert sure.retrieval.alpha == pytest.approx(0.25)  # gap 0.78: 0.5 − 0.25
+    assert tied.retrieval.alpha == pytest.approx(0.5 + 0.5 * (0.5 - (0.05 / 3) / 0.4))
+    assert sure.names()[0] == "a" and tied.names()[0] == "x"
+    # every hit still carries both arms' ranks, and its two parts sum to its score
+    for hit in (*sure.hits, *tied.hits):
+        assert set(hit.arms) == {"bm25", "semantic"}
+        assert sum(hit.contributions.values()) == pytest.approx(hit.score)
 
 
 def test_adaptive_records_this_querys_alpha_in_the_summary_and_title() -> None:
@@ -222,9 +286,11 @@ def test_adaptive_records_this_querys_alpha_in_the_summary_and_title() -> None:
     r = fused(names, {"a": 2.0, "b": 1.0}, {"b": 0.9, "a": 0.1},
               FusionConfig("adaptive", norm="dbsf"), query="SIGCHLD")
     ret = r.retrieval
-    assert ret is not None and ret.alpha == pytest.approx(0.2)
-    assert fusion_summary(ret) == "adaptive alpha=0.20 (words 1, code 1, idf 0) · norm dbsf"
-    assert fusion_title(ret, "") == "adaptive α 0.20"
+    # shape 0.2; lexical gap (2 − 1) / 2 = 0.5, fully confident: 0.2 − 0.25, kept at 0
+    assert ret is not None and ret.alpha == pytest.approx(0.0)
+    assert fusion_summary(ret) == ("adaptive alpha=0.00 (words 1, code 1, idf 0, gap 0.5) "
+                                   "· norm dbsf")
+    assert fusion_title(ret, "") == "adaptive α 0.00"
 
 
 # ------------------------------------------------------------------ parsing --fusion

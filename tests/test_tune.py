@@ -131,9 +131,14 @@ def test_cli_json(capsys) -> None:
     data = json.loads(out)
     assert code == 0 and data["folds"] == 4 and data["rows"][0]["worst"] >= data["rows"][-1]["worst"]
     assert set(data["rows"][0]["kinds"]) == {"keyword", "paraphrase"}
-    # birds, small grid: the configured fusion tops the table, so it is kept at margin 0
-    assert data["decision"] == {"incumbent": data["rows"][0]["config"], "top": data["winner"],
+    # birds, small grid: the top row (first by label) ties the configured fusion in every
+    # fold, so the configured one is kept at margin 0 ± 0
+    top, configured = data["rows"][0], data["decision"]["incumbent"]
+    assert configured.startswith("adaptive:norm=max,") and top["config"] != configured
+    assert top["worst"] == next(r["worst"] for r in data["rows"] if r["config"] == configured)
+    assert data["decision"] == {"incumbent": configured, "top": top["config"],
                                 "kept": True, "margin": 0.0, "se": 0.0, "folds": 4}
+    assert data["winner"] == configured
     assert len(data["rows"][0]["by_fold"]) == 4
 
 

@@ -4,14 +4,14 @@
 (card names), optionally ``kind`` (e.g. ``paraphrase``, ``keyword``) and
 ``decoys`` (card names that write the query's words and are not relevant).
 
-Rows (the JSON keys): every arm (``hashbag``, ``bm25``, ``semantic``); ``hybrid``,
-the default hybrid (the configured fusion over the configured lexical arm: what
-the app shows); ``hybrid:lexical=<arm>``, the same fusion over each other lexical
-arm; and one ``hybrid:<config>`` per ``--fusion`` entry (``grid`` adds
-``GRID``), over the configured lexical arm. Over all queries and per kind: hit@1
-and hit@5 (share of queries with a relevant card in the top 1 / top 5), MRR@10
-(mean reciprocal rank of the first relevant card within the top 10, else 0),
-recall@10 (share of a query's relevant cards in its top 10, averaged over
+Rows (the JSON keys): every arm (``hashbag``, ``bm25``, ``semantic``); ``hybrid``, the
+default hybrid (the configured fusion over the configured lexical arm: what the app
+shows); ``hybrid:lexical=<arm>``, the same fusion over each other lexical arm; and one
+``hybrid:<config>`` per ``--fusion`` entry (``grid`` adds ``tune``'s default grid,
+``grid:NAME`` another of ``fusion.GRIDS``), over the configured lexical arm. Over all
+queries and per kind: hit@1 and hit@5 (share of queries with a relevant card in the top
+1 / top 5), MRR@10 (mean reciprocal rank of the first relevant card within the top 10,
+else 0), recall@10 (share of a query's relevant cards in its top 10, averaged over
 queries), decoys@5 (mean number of decoys in the top 5), and for each hybrid row
 ``ratio``: its MRR@10 over the better MRR@10 of the two arms it fuses.
 ``--per-query`` lists, per hybrid row, the queries whose reciprocal rank fell
@@ -48,32 +48,28 @@ from hqltui.core.evaluation import (
     read_queries,
     reciprocal_rank,
 )
-from hqltui.core.fusion import NORMS, FusionConfig, parse_fusion
+from hqltui.core.fusion import GRIDS, FusionConfig, grid, parse_fusion
 from producer.terminal import shown, shown_lines
-
-# `--fusion grid`: every method over a small documented grid of its parameters.
-GRID: tuple[str, ...] = (
-    "rrf:k=10", "rrf:k=60",
-    *(f"convex:alpha={a},norm={n}" for n in NORMS for a in (0.3, 0.5, 0.7, 0.8, 0.9)),
-    *(f"adaptive:norm={n}" for n in NORMS),
-)
 
 
 def fusion_entries(raw: list[str], base: FusionConfig) -> list[FusionConfig]:
-    """``--fusion`` values (``grid`` expands to ``GRID``), each parsed once, in order."""
-    texts = [t for entry in raw for t in (GRID if entry.strip() == "grid" else (entry,))]
+    """``--fusion`` values, each parsed once, in order: ``grid`` expands to the
+    default grid of ``tune`` (``fusion.GRIDS``), ``grid:NAME`` to the grid NAME."""
     out: list[FusionConfig] = []
-    for text in texts:
+    for text in raw:
+        name, colon, rest = text.strip().partition(":")
         try:
-            config = parse_fusion(text, base)
+            if name == "grid":
+                configs = grid(rest.strip() if colon else "default", base)
+            else:
+                configs = [parse_fusion(text, base)]
         except ValueError as exc:
             raise UsageError(f"hql-tui eval: error: --fusion {text!r}: {exc}") from None
-        if config not in out:
-            out.append(config)
+        out += [c for c in configs if c not in out]
     return out
 
 
-__all__ = ["DEPTH", "GRID", "LabelledQuery", "QueriesError", "Report", "Tally", "evaluate",
+__all__ = ["DEPTH", "GRIDS", "LabelledQuery", "QueriesError", "Report", "Tally", "evaluate",
            "read_queries", "reciprocal_rank"]
 
 
@@ -119,7 +115,7 @@ def parser() -> argparse.ArgumentParser:
         default=[],
         metavar="CONFIG",
         help="also score this fusion, e.g. 'convex:alpha=0.7,norm=zscore' (repeatable); "
-        "'grid' adds every configuration of the documented grid",
+        "'grid' adds every configuration of tune's default grid, 'grid:small' the small one",
     )
     p.add_argument(
         "--per-query", action="store_true",

@@ -92,7 +92,7 @@ ARMS: dict[str, Arm] = {name: Arm(name, kind, **_SCORERS[name])
 
 # What hybrid uses when `[search]` names no fusion (and sets neither rrf_k nor weights):
 # chosen by measurement on the frozen real-corpus sets and the birds fixture.
-DEFAULT_FUSION = fusion.FusionConfig(method=fusion.ADAPTIVE, norm="dbsf")
+DEFAULT_FUSION = fusion.FusionConfig(method=fusion.ADAPTIVE, norm="max")
 fuse = hybrid.fuse
 
 

@@ -27,6 +27,7 @@ from hqltui.core.fusion import (
     METHODS,
     NORMS,
     RRF,
+    UNIT_KEYS,
     AdaptiveParams,
     FusionConfig,
     check_adaptive,
@@ -233,7 +234,7 @@ def search_table(table: Any, file: Path) -> SearchConfig:
         values = {k: number_value(v, f"adaptive.{k}", where, positive=False)
                   for k, v in raw.items()}
         for k, v in values.items():
-            if k.startswith("alpha") or k == "idf_weight":
+            if k in UNIT_KEYS:
                 _alpha(v, f"adaptive.{k}", where)
         adaptive = AdaptiveParams(**{**adaptive.__dict__, **values})
         try:

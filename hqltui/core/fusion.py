@@ -14,8 +14,10 @@ query's cheap signals; it never sees labels.
   gets that window's lowest normalised value (its floor).
 * ``adaptive`` — ``convex`` with α set per query by ``adaptive_alpha`` from cheap
   signals of the query (its shape: how many words, how many look like code; and,
-  off by default, its tokens' IDF profile) and of the windows (``signals``); this
-  query's α and every signal value are recorded.
+  off by default, its tokens' IDF profile) and of the lexical window (how far its
+  top card stands above the second: a lexical arm sure of one card gets more
+  weight, one whose top cards tie gets less) (``signals``); this query's α and
+  every signal value are recorded.
 
 Normalisations over one window of scores ``s``: ``max`` = s / max;
 ``minmax`` = (s − min) / (max − min); ``zscore`` = (s − μ) / σ; ``dbsf`` =
@@ -46,7 +48,9 @@ FLAT_VALUE, FLAT_FLOOR = 1.0, 0.0  # a window without spread: its cards, and the
 class AdaptiveParams:
     """How ``adaptive`` sets α (``adaptive_alpha``): ``alpha_prose`` for a query that
     reads like a sentence, ``alpha_keyword`` for one that looks like a name, flag or
-    identifier, and in between by how keyword-like it is."""
+    identifier, and in between by how keyword-like it is; then moved by up to
+    ``gap_weight / 2`` towards lexical when the lexical arm's top card stands clear
+    of its second (``gap`` at ``gap_full`` or more) and towards semantic when they tie."""
 
     alpha_keyword: float = 0.2  # α when the query is all keyword cues (short, code-shaped)
     alpha_prose: float = 0.8  # α when it has none (four words or more of plain prose)
@@ -55,6 +59,8 @@ class AdaptiveParams:
     idf_weight: float = 0.0  # share of the rare-token cue (0: off, see the README)
     idf_low: float = 0.35  # mean normalised idf at or below which tokens are common
     idf_high: float = 0.65  # ... and at or above which they are rare
+    gap_weight: float = 0.5  # how far the lexical arm's confidence moves α (0: not at all)
+    gap_full: float = 0.4  # lexical top-score gap at or above which it is fully confident
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,9 @@ class FusionConfig:
 def _fmt(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
+
+# adaptive's parameters that are shares, each within 0..1
+UNIT_KEYS = ("alpha_keyword", "alpha_prose", "idf_weight", "gap_weight")
 
 # `eval --fusion` keys and the config keys they set.
 _KEYS = {
@@ -139,7 +148,7 @@ def parse_fusion(text: str, base: FusionConfig | None = None) -> FusionConfig:
         elif key == "alpha":
             config = replace(config, alpha=check_alpha(number, key))
         else:
-            if key.startswith("alpha") or key == "idf_weight":
+            if key in UNIT_KEYS:
                 check_alpha(number, key)
             adaptive = replace(adaptive, **{key: number})
     config = replace(config, adaptive=adaptive)
@@ -159,6 +168,37 @@ def check_adaptive(params: AdaptiveParams) -> None:
         raise ValueError("`idf_low` must be below `idf_high`")
     if not 0 < params.words_short < params.words_long:
         raise ValueError("`words_short` must be above 0 and below `words_long`")
+    if not 0 < params.gap_full <= 1:
+        raise ValueError("`gap_full` must be above 0 and at most 1")
+
+
+# ------------------------------------------------------------------ the grids
+
+# The one list of documented fusion grids: what `tune --grid NAME` searches and
+# `eval --fusion grid` (`default`) or `--fusion grid:NAME` adds. Parameters not
+# named come from the vault's `[search]`.
+GRIDS: dict[str, tuple[str, ...]] = {
+    # rrf k; convex alpha x every norm; adaptive: its two alphas x how far the
+    # lexical top gap moves alpha x three norms (words_long, gap_full as configured)
+    "default": (
+        *(f"rrf:k={k}" for k in (10, 30, 60)),
+        *(f"convex:alpha={a / 10:g},norm={n}" for n in NORMS for a in range(1, 10)),
+        *(f"adaptive:norm={n},alpha_keyword={lo},alpha_prose={hi},gap_weight={g}"
+          for n in ("max", "dbsf", "minmax") for lo in (0.1, 0.2, 0.3)
+          for hi in (0.7, 0.8, 0.9) for g in (0, 0.5, 1)),
+    ),
+    # one point per method and norm: quick
+    "small": ("rrf:k=60", *(f"convex:alpha=0.7,norm={n}" for n in NORMS),
+              *(f"adaptive:norm={n}" for n in NORMS)),
+}
+
+
+def grid(name: str, base: FusionConfig | None = None) -> list[FusionConfig]:
+    """The named grid's configurations, each once, in order (unnamed parameters from
+    ``base``); ``ValueError`` naming the grids otherwise."""
+    if name not in GRIDS:
+        raise ValueError(f"unknown grid `{name}`; accepted: {', '.join(GRIDS)}")
+    return list(dict.fromkeys(parse_fusion(text, base) for text in GRIDS[name]))
 
 
 # ------------------------------------------------------------------ normalisation
@@ -230,10 +270,11 @@ def signals(stats: QueryStats, lexical: np.ndarray, semantic: np.ndarray,
     lexical arms split them). Of the vault: ``idf`` (mean over the query's tokens
     found in the vault of idf(token) / idf(a token in one card), 0..1), ``known``
     (share of the tokens found in the vault). Of the two windows: ``gap`` (the
-    lexical window's top-score gap, (s1 − s2) / s1; 0 below two cards) and
-    ``overlap`` (share of the semantic top 10 also in the lexical top 10).
-    ``adaptive_alpha`` reads ``words``, ``code`` and ``idf``; the rest is recorded
-    so a user (or ``tune``) can see what else the query looked like.
+    lexical window's top-score gap, (s1 − s2) / s1: how sure the lexical arm is of
+    its top card; 1 for a one-card window, nothing else matched; 0 for an empty
+    one) and ``overlap`` (share of the semantic top 10 also in the lexical top 10).
+    ``adaptive_alpha`` reads ``words``, ``code``, ``idf`` and ``gap``; the rest is
+    recorded so a user (or ``tune``) can see what else the query looked like.
     """
     words = stats.text.split()
     out = {
@@ -251,7 +292,9 @@ def signals(stats: QueryStats, lexical: np.ndarray, semantic: np.ndarray,
         out["known"] = len(known) / len(stats.df)
         if known and top > 0:
             out["idf"] = float(np.mean([idf(d, stats.cards) / top for d in known]))
-    if lexical_scores.size >= 2 and lexical_scores[0] > 0:
+    if lexical_scores.size == 1:
+        out["gap"] = 1.0
+    elif lexical_scores.size >= 2 and lexical_scores[0] > 0:
         out["gap"] = float((lexical_scores[0] - lexical_scores[1]) / lexical_scores[0])
     if semantic.size:
         sem10 = set(semantic[:10].tolist())
@@ -274,10 +317,22 @@ def keywordness(params: AdaptiveParams, sig: dict[str, float]) -> float:
     return (1.0 - w) * 0.5 * (short + sig["code"]) + w * rare
 
 
+def lexical_confidence(params: AdaptiveParams, sig: dict[str, float]) -> float:
+    """How sure the lexical arm is of its top card, 0..1: its top-score ``gap``
+    over ``gap_full`` (1 at ``gap_full`` or more)."""
+    return _ramp(sig["gap"], 0.0, params.gap_full)
+
+
 def adaptive_alpha(params: AdaptiveParams, sig: dict[str, float]) -> float:
-    """``alpha_prose − (alpha_prose − alpha_keyword) · keywordness``."""
+    """``alpha_prose − (alpha_prose − alpha_keyword) · keywordness``, then
+    ``+ gap_weight · (½ − lexical_confidence)``, kept within 0..1: the query's
+    shape says which arm usually wins such a query, the lexical window whether
+    this time the lexical arm's top card stands clear of the rest or ties with
+    them (two one-word identifiers, same shape, can differ here)."""
     k = keywordness(params, sig)
-    return params.alpha_prose - (params.alpha_prose - params.alpha_keyword) * k
+    shape = params.alpha_prose - (params.alpha_prose - params.alpha_keyword) * k
+    shift = params.gap_weight * (0.5 - lexical_confidence(params, sig))
+    return min(1.0, max(0.0, shape + shift))
 
 
 # ------------------------------------------------------------------ fusing

@@ -44,6 +44,6 @@ FUSIONS: dict[str, Fusion] = {
         Fusion(CONVEX, "convex combination",
                "convex combination of normalised scores (alpha, norm)"),
         Fusion(ADAPTIVE, "convex combination, per-query alpha",
-               "convex combination, alpha set per query from its shape"),
+               "convex combination, alpha set per query from its shape and the lexical top gap"),
     )
 }

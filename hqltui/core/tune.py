@@ -1,7 +1,7 @@
 """Finding the fusion that earns its place on a user's own labelled queries (``tune``).
 
 ``tune(session, queries, grid=..., folds=..., progress=..., cancelled=...)`` scores
-every configuration of a named grid (``GRIDS``) against the better of the two
+every configuration of a named grid (``fusion.GRIDS``) against the better of the two
 arms it fuses, per labelled kind, under k-fold cross-validation, decides whether
 the vault's configured fusion should change (``decide``), and returns a
 ``TuneResult`` (rows best first, ``best`` the decision). The CLI (``hql-tui tune``)
@@ -49,26 +49,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hqltui.core.evaluation import DEPTH, LabelledQuery, reciprocal_rank
-from hqltui.core.fusion import NORMS, FusionConfig, parse_fusion
+from hqltui.core.fusion import GRIDS, FusionConfig, grid
+
+__all__ = ["GRIDS", "TuneResult", "grid_configs", "tune"]
 
 MIN_PER_KIND = 4
 MAX_FOLDS = 5
 ARM_KEYS = ("lexical", "semantic")
-
-GRIDS: dict[str, tuple[str, ...]] = {
-    # rrf k; convex alpha x every norm; adaptive: its two alphas and word bounds x three norms
-    "default": (
-        *(f"rrf:k={k}" for k in (10, 30, 60)),
-        *(f"convex:alpha={a / 10:g},norm={n}" for n in NORMS for a in range(1, 10)),
-        *(f"adaptive:norm={n},alpha_keyword={lo},alpha_prose={hi},words_long={w}"
-          for n in ("zscore", "dbsf", "minmax") for lo in (0.1, 0.2, 0.3)
-          for hi in (0.7, 0.8, 0.9) for w in (3, 4, 5)),
-    ),
-    # one point per method and norm: quick
-    "small": ("rrf:k=60", *(f"convex:alpha=0.7,norm={n}" for n in NORMS),
-              *(f"adaptive:norm={n}" for n in NORMS)),
-}
-
 
 class TooFewQueries(ValueError):
     """A labelled kind has too few queries to cross-validate."""
@@ -149,10 +136,9 @@ class TuneResult:
 
 
 def grid_configs(name: str, base: FusionConfig) -> list[FusionConfig]:
-    """The named grid's configurations (parameters not named come from ``base``)."""
-    if name not in GRIDS:
-        raise ValueError(f"unknown grid `{name}`; accepted: {', '.join(GRIDS)}")
-    return list(dict.fromkeys(parse_fusion(text, base) for text in GRIDS[name]))
+    """The named grid's configurations (``fusion.GRIDS``; parameters not named come
+    from ``base``)."""
+    return grid(name, base)
 
 
 def fold_count(queries: Sequence[LabelledQuery], folds: int | None) -> int:

@@ -194,7 +194,7 @@ async def test_the_fusion_key_cycles_the_method_title_and_card_pane(make_app, bi
             return _text(app.main.column("hybrid").query_one(".column-title"))
 
         assert app.answer.hybrid.retrieval.fusion == "adaptive"  # the default
-        assert "adaptive α 0.65 of bm25" in title()
+        assert "adaptive α 0.79 of bm25" in title()  # shape 0.65, lexical top gap 0.09
         await pilot.press("ctrl+t")  # adaptive -> rrf
         await settle(pilot)
         assert app.state.fusion == "rrf" and app.answer.hybrid.retrieval.fusion == "rrf"
