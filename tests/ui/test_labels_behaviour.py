@@ -43,7 +43,22 @@ def _plain(renderable) -> str:  # type: ignore[no-untyped-def]
 
 
 def _notices(app) -> list[str]:  # type: ignore[no-untyped-def]
-    return [n.message for n in app._notifications]
+    """Every notice the app has posted. Kept as posted, not read from the toasts on
+    screen: a label's notice leaves after 3 s, which a loaded machine can outlast
+    between the key that posted it and the assertion."""
+    seen: list[str] = app.__dict__.setdefault("_seen_notices", [])
+    return seen
+
+
+def _record_notices(app) -> None:  # type: ignore[no-untyped-def]
+    seen = _notices(app)
+    notify = app.notify
+
+    def record(message, *args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(str(message))
+        return notify(message, *args, **kwargs)
+
+    app.notify = record
 
 
 def _title(app, slot: str) -> str:  # type: ignore[no-untyped-def]
@@ -63,6 +78,7 @@ async def _label_three(pilot) -> list[str]:  # type: ignore[no-untyped-def]
 async def test_three_labels_from_the_keyboard_are_what_eval_reads(make_app, birds: Path):
     (birds / "queries.toml").unlink()
     app = make_app(birds)
+    _record_notices(app)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await type_query(pilot, QUERY)
@@ -88,6 +104,7 @@ async def test_three_labels_from_the_keyboard_are_what_eval_reads(make_app, bird
 async def test_kind_cycles_and_undo_goes_back(make_app, birds: Path):
     _unlabel(birds)
     app = make_app(birds)
+    _record_notices(app)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await type_query(pilot, QUERY)
@@ -107,6 +124,7 @@ async def test_kind_cycles_and_undo_goes_back(make_app, birds: Path):
 
 async def test_a_card_cannot_be_relevant_and_a_decoy(make_app, birds: Path):
     app = make_app(birds)
+    _record_notices(app)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await type_query(pilot, QUERY)  # labelled in birds: common-kestrel is a decoy
@@ -121,6 +139,7 @@ async def test_a_card_cannot_be_relevant_and_a_decoy(make_app, birds: Path):
 async def test_labels_need_a_query(make_app, birds: Path):
     before = (birds / "queries.toml").read_bytes()
     app = make_app(birds)
+    _record_notices(app)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("escape", "c", "space")
@@ -134,6 +153,7 @@ async def test_a_broken_labels_file_turns_labelling_off_and_is_kept(make_app, bi
     broken = path.read_text(encoding="utf-8").replace('text = "lamellae"', 'text = lamellae')
     path.write_text(broken, encoding="utf-8")
     app = make_app(birds)
+    _record_notices(app)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await type_query(pilot, QUERY)
@@ -149,6 +169,7 @@ async def test_a_broken_labels_file_turns_labelling_off_and_is_kept(make_app, bi
 
 async def test_the_labelled_queries_screen_loads_a_query(make_app, birds: Path):
     app = make_app(birds)
+    _record_notices(app)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("ctrl+l")
@@ -176,6 +197,7 @@ async def test_enter_on_a_query_still_being_answered_lands_on_its_column(make_ap
     from hqltui.ui import views as v
 
     app = make_app(birds)
+    _record_notices(app)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         main = app.main
@@ -195,6 +217,7 @@ async def test_tune_runs_as_a_job_and_writes_search_only_when_confirmed(make_app
 
     before = (birds / "hql.toml").read_text(encoding="utf-8")
     app = make_app(birds)
+    _record_notices(app)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("ctrl+l")
@@ -225,6 +248,7 @@ async def test_tune_refuses_a_kind_with_too_few_queries(make_app, birds: Path):
     (birds / "queries.toml").write_text(
         '[[query]]\ntext = "night hunting birds"\nrelevant = ["barn-owl"]\n', encoding="utf-8")
     app = make_app(birds)
+    _record_notices(app)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("ctrl+l")
