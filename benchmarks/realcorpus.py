@@ -240,7 +240,8 @@ def main() -> None:
     parser.add_argument("--ratio-repeats", type=int, default=3)
     parser.add_argument("--steps", default=",".join(DEFAULT_STEPS),
                         help=f"comma-separated, of {', '.join(STEPS)}")
-    parser.add_argument("--name", default=None, help="report name (default realcorpus)")
+    parser.add_argument("--name", default=None,
+                        help="report name (default realcorpus; realcorpus_<steps> for some steps)")
     parser.add_argument("--generated-cards", type=int, default=100_000)
     parser.add_argument("--app-runs", type=int, default=4, help="warm app starts")
     parser.add_argument("--keys", type=int, default=24, help="typed queries")
@@ -319,8 +320,15 @@ def main() -> None:
                  "man23": evaluate(second, "man23", work, work / "cache-man23")}
     if "ratio" in steps:
         ratio(root, cache, args.ratio_sample, args.ratio_repeats, row, notes)
-    write_all(args.name or ("realcorpus" if every == 1 else "realcorpus_sample"), every,
-              table, notes, evals, load_before, started)
+    write_all(args.name or default_name(every, steps), every, table, notes, evals,
+              load_before, started)
+
+
+def default_name(every: int, steps: list[str]) -> str:
+    """``realcorpus`` (or ``realcorpus_sample``) for the whole run; a run of some steps
+    gets them in its name, so it never overwrites the whole run's report."""
+    name = "realcorpus" if every == 1 else "realcorpus_sample"
+    return name if set(steps) >= set(DEFAULT_STEPS) else "_".join([name, *steps])
 
 
 def full_build(root: Path, queries: list[str], cache: Path, row: Callable[..., None],
