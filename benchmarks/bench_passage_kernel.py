@@ -77,7 +77,7 @@ def passage_index(cards: int, per_card: int, matrix: np.ndarray, work: Path):  #
         recipe=DEFAULT_RECIPE,
         digest="bench",
         vectors=Codes(codes, scale, error, length, fine, fine_scale, fine_error, fine_length),
-        cards=held_codes(matrix),
+        cards=held_codes(matrix, planes=2),
         card=card,
         ordinal=ordinal,
         start=ordinal * 100,

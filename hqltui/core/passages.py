@@ -25,7 +25,7 @@ import os
 import sqlite3
 import threading
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -55,6 +55,8 @@ LOAD_BATCH = 8192
 CODE_MAX = 127
 # Rows per thread below which the first pass is not split (a thread's start costs more).
 SPLIT_ROWS = 16384
+# Rows per thread below which a gather of scattered rows (pass 2) is not split.
+GATHER_SPLIT = 2048
 # Rounding in the first pass and in the norms the bound is made of is below 1e-13 for any
 # unit vectors of at most 8192 dimensions; the bound adds far more than that.
 SLACK = 1e-9
@@ -84,46 +86,111 @@ class Codes:
         return int(sum(a.nbytes for a in planes if a is not None))
 
 
+# Rows quantised (and their norms worked out in float64) per step: the float64 scratch of
+# a step stays within a few MB, in cache, whatever the number of rows.
+NORM_STEP = 512
+
+
+def _finite_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """float32 rows with every row that is not finite zeroed (they get scale 0), and the
+    mask of the rows kept. A copy only when some row is not finite."""
+    rows = np.asarray(rows, dtype=np.float32)
+    peak = np.abs(rows).max(axis=1) if rows.size else np.zeros(rows.shape[0], np.float32)
+    usable = np.isfinite(peak) & (peak > 0)
+    if not usable.all():
+        rows = np.where(usable[:, None], rows, np.float32(0.0))
+    return rows, usable
+
+
+def _codes(rows: np.ndarray, usable: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """int8 codes and the float32 scale of finite rows (the largest component of a row
+    maps to ±127; a row not ``usable`` gets codes 0 and scale 0)."""
+    peak = np.abs(rows).max(axis=1) if rows.size else np.zeros(rows.shape[0], np.float32)
+    step = np.where(usable, peak / np.float32(CODE_MAX), np.float32(1.0)).astype(np.float32)
+    codes = np.rint(rows / step[:, None])
+    np.clip(codes, -CODE_MAX, CODE_MAX, out=codes)
+    return codes.astype(np.int8), np.where(usable, step, np.float32(0.0)).astype(np.float32)
+
+
+def _norms(exact: np.ndarray, *planes: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, ...]:
+    """Per row, in float64: ``|exact - held|₂`` and ``|held|₂`` where ``held`` is the sum of
+    ``scale · codes`` over ``planes``; ``exact`` is the stored row (float64)."""
+    held = np.zeros(exact.shape, dtype=np.float64)
+    for codes, scale in planes:
+        held += codes.astype(np.float64) * scale.astype(np.float64)[:, None]
+    diff = exact - held
+    return (np.sqrt(np.einsum("ij,ij->i", diff, diff)),
+            np.sqrt(np.einsum("ij,ij->i", held, held)))
+
+
+def _exact64(raw: np.ndarray, usable: np.ndarray) -> np.ndarray:
+    """The stored rows in float64 as the bound sees them: a row that is not finite counts
+    by its finite values (NaN as 0, ±inf as the largest float, so its error is infinite and
+    every bound made with it is too: nothing is ever settled on it)."""
+    exact = np.asarray(raw).astype(np.float64)
+    if not usable.all():
+        exact[~usable] = np.nan_to_num(exact[~usable])
+    return exact
+
+
 def quantise(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """float32 rows as int8 codes and a float32 scale per row (the largest component maps
     to ±127), with each row's error norm ``|row - scale · codes|₂`` and held norm
     ``|scale · codes|₂`` in float64. A zero row gets scale 0 and widens nothing."""
-    peak = np.abs(rows).max(axis=1) if rows.size else np.zeros(rows.shape[0], np.float32)
-    usable = np.isfinite(peak) & (peak > 0)
-    with np.errstate(invalid="ignore", over="ignore"):
-        step = np.where(usable, peak / CODE_MAX, 1.0).astype(np.float32)
-        codes = np.rint(rows / step[:, None])
-    codes = np.nan_to_num(codes, nan=0.0, posinf=0.0, neginf=0.0)  # left out anyway (valid)
-    codes = np.clip(codes, -CODE_MAX, CODE_MAX).astype(np.int8)
-    scale = np.where(usable, step, 0.0).astype(np.float32)
-    back = codes.astype(np.float64) * scale.astype(np.float64)[:, None]
-    with np.errstate(invalid="ignore", over="ignore"):
-        error = np.linalg.norm(np.nan_to_num(rows.astype(np.float64)) - back, axis=1)
-    return codes, scale, error, np.linalg.norm(back, axis=1)
+    clean, usable = _finite_rows(rows)
+    codes, scale = _codes(clean, usable)
+    error = np.empty(codes.shape[0], dtype=np.float64)
+    length = np.empty(codes.shape[0], dtype=np.float64)
+    for a in range(0, codes.shape[0], NORM_STEP):
+        b = a + NORM_STEP
+        error[a:b], length[a:b] = _norms(_exact64(rows[a:b], usable[a:b]),
+                                         (codes[a:b], scale[a:b]))
+    return codes, scale, error, length
 
 
 def two_planes(rows: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``quantise`` twice: the rows, then what the first codes leave (in float64); with
-    each row's first-plane error and held norms, and its two-plane error and held norms."""
-    codes, scale, error, length = quantise(rows)
-    back = codes.astype(np.float64) * scale.astype(np.float64)[:, None]
-    exact = np.nan_to_num(rows.astype(np.float64))
-    fine, fine_scale, _, _ = quantise(exact - back)
-    back += fine.astype(np.float64) * fine_scale.astype(np.float64)[:, None]
-    return (codes, scale, error, length, fine, fine_scale,
-            np.linalg.norm(exact - back, axis=1), np.linalg.norm(back, axis=1))
+    """``quantise`` twice: the rows, then what the first codes leave; with each row's
+    first-plane error and held norms, and its two-plane error and held norms.
+
+    The second plane's codes are cut from the remainder in float32 (any codes would do:
+    they only choose an approximation); every norm the bounds are made of is worked out
+    afterwards in float64 from the codes as held, so the bounds stay proven."""
+    clean, usable = _finite_rows(rows)
+    codes, scale = _codes(clean, usable)
+    rest = clean - codes.astype(np.float32) * scale[:, None]
+    rest_clean, rest_usable = _finite_rows(rest)
+    fine, fine_scale = _codes(rest_clean, rest_usable)
+    n = codes.shape[0]
+    error, length, fine_error, fine_length = (np.empty(n, dtype=np.float64) for _ in range(4))
+    for a in range(0, n, NORM_STEP):
+        b = a + NORM_STEP
+        exact = _exact64(rows[a:b], usable[a:b])
+        error[a:b], length[a:b] = _norms(exact, (codes[a:b], scale[a:b]))
+        fine_error[a:b], fine_length[a:b] = _norms(
+            exact, (codes[a:b], scale[a:b]), (fine[a:b], fine_scale[a:b]))
+    return codes, scale, error, length, fine, fine_scale, fine_error, fine_length
 
 
-def held_codes(rows: np.ndarray) -> Codes:
-    """``quantise`` over a whole matrix, a batch of rows at a time (bounded scratch)."""
+def held_codes(rows: np.ndarray, planes: int = 1) -> Codes:
+    """``quantise`` (``planes`` 1) or ``two_planes`` (2) over a whole matrix, a batch of
+    rows at a time (bounded scratch)."""
+    n = rows.shape[0]
     codes = np.empty(rows.shape, dtype=np.int8)
-    scale = np.empty(rows.shape[0], dtype=np.float32)
-    error = length = 0.0
-    for a in range(0, rows.shape[0], LOAD_BATCH):
-        c, s, e, n = quantise(rows[a : a + LOAD_BATCH])
-        codes[a : a + c.shape[0]], scale[a : a + c.shape[0]] = c, s
-        error, length = max(error, float(e.max())), max(length, float(n.max()))
-    return Codes(codes, scale, error, length)
+    scale = np.empty(n, dtype=np.float32)
+    fine = np.empty(rows.shape, dtype=np.int8) if planes == 2 else None
+    fine_scale = np.empty(n, dtype=np.float32) if planes == 2 else None
+    error = length = fine_error = fine_length = 0.0
+    for a in range(0, n, LOAD_BATCH):
+        part = slice(a, min(n, a + LOAD_BATCH))
+        if fine is None or fine_scale is None:
+            codes[part], scale[part], e, m = quantise(rows[part])
+        else:
+            codes[part], scale[part], e, m, fine[part], fine_scale[part], e2, m2 = \
+                two_planes(rows[part])
+            fine_error, fine_length = max(fine_error, float(e2.max())), max(fine_length,
+                                                                               float(m2.max()))
+        error, length = max(error, float(e.max())), max(length, float(m.max()))
+    return Codes(codes, scale, error, length, fine, fine_scale, fine_error, fine_length)
 
 
 def query_codes(q32: np.ndarray) -> tuple[np.ndarray, float, float]:
@@ -150,25 +217,51 @@ def query_planes(q32: np.ndarray) -> QueryPlanes:
                        float(np.linalg.norm(q32.astype(np.float64))))
 
 
-def second_stage_error(q: QueryPlanes, held: Codes) -> float:
+def second_stage_error(q: QueryPlanes, *held: Codes) -> float:
     """``first_stage_error`` for two planes on both sides: ``q·p - (t·k + t2·k2)·(s·c + s2·c2)``
-    is at most ``|q|₂·max|e2|₂ + max|s·c + s2·c2|₂·|f2|₂`` (e2, f2: the two-plane errors)."""
-    return (q.norm * held.fine_error + held.fine_length * q.fine_error) * (1 + SLACK) + SLACK
+    is at most ``|q|₂·max|e2|₂ + max|s·c + s2·c2|₂·|f2|₂`` (e2, f2: the two-plane errors),
+    the maxima over every row of ``held``."""
+    error = max((h.fine_error for h in held), default=0.0)
+    length = max((h.fine_length for h in held), default=0.0)
+    return (q.norm * error + length * q.fine_error) * (1 + SLACK) + SLACK
 
 
 def fine_dots(held: Codes, rows: np.ndarray, q: QueryPlanes) -> np.ndarray:
     """Two-plane approximate scores of ``rows`` (float64): four exact integer products
-    per row, scaled."""
+    per row, scaled. Many rows are split over the CPUs: gathering rows scattered over a
+    large matrix waits on memory, and two threads wait side by side."""
     import numkong
 
     assert held.fine is not None and held.fine_scale is not None
-    if not rows.size:
-        return np.zeros(0, dtype=np.float64)
-    coarse = np.asarray(numkong.cdist(q.codes, held.codes[rows], metric="dot"))
-    fine = np.asarray(numkong.cdist(q.codes, held.fine[rows], metric="dot"))
+    codes, fine_codes = held.codes, held.fine
+    scale, fine_scale = held.scale, held.fine_scale
     t, t2 = q.scale
-    return (held.scale[rows] * (t * coarse[0] + t2 * coarse[1])
-            + held.fine_scale[rows] * (t * fine[0] + t2 * fine[1]))
+    out = np.empty(rows.size, dtype=np.float64)
+
+    def run(a: int, b: int) -> None:
+        mine = rows[a:b]
+        # ``take`` copies whole rows; fancy indexing of a 2-D array is slower
+        coarse = np.asarray(numkong.cdist(q.codes, np.take(codes, mine, axis=0), metric="dot"))
+        fine = np.asarray(numkong.cdist(q.codes, np.take(fine_codes, mine, axis=0),
+                                        metric="dot"))
+        out[a:b] = (np.take(scale, mine) * (t * coarse[0] + t2 * coarse[1])
+                    + np.take(fine_scale, mine) * (t * fine[0] + t2 * fine[1]))
+
+    _split(run, rows.size, GATHER_SPLIT)
+    return out
+
+
+def _split(run: Callable[[int, int], None], n: int, least: int) -> None:
+    """``run(a, b)`` over ``0:n`` in one part per CPU (in the pool), or at once when the
+    parts would be smaller than ``least``."""
+    parts = max(1, min(_threads(), n // least))
+    if parts == 1:
+        if n:
+            run(0, n)
+        return
+    cuts = [n * i // parts for i in range(parts + 1)]
+    for f in [_pool().submit(run, a, b) for a, b in zip(cuts, cuts[1:], strict=False)]:
+        f.result()
 
 
 def first_stage_error(q32: np.ndarray, q_error: float, *held: Codes) -> float:
@@ -210,22 +303,91 @@ def code_dots(held: Codes, q_codes: np.ndarray, q_scale: float) -> np.ndarray:
 
     n = held.codes.shape[0]
     out = np.empty(n, dtype=np.float64)
-    if n:
-        q = q_codes[None, :]
-        parts = max(1, min(_threads(), n // SPLIT_ROWS))
-        cuts = [n * i // parts for i in range(parts + 1)]
+    q = q_codes[None, :]
 
-        def run(a: int, b: int) -> None:
-            numkong.cdist(q, held.codes[a:b], metric="dot", out=out[None, a:b])
+    def run(a: int, b: int) -> None:
+        numkong.cdist(q, held.codes[a:b], metric="dot", out=out[None, a:b])
+        out[a:b] *= held.scale[a:b]
+        out[a:b] *= q_scale
 
-        if parts == 1:
-            run(0, n)
-        else:
-            for f in [_pool().submit(run, a, b) for a, b in zip(cuts, cuts[1:], strict=False)]:
-                f.result()
-        out *= held.scale
-        out *= q_scale
+    _split(run, n, SPLIT_ROWS)
     return out
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One thread's share of the first pass: cards ``a:b`` and their passage rows
+    ``lo:hi``; ``has`` the cards of it with a passage and ``starts`` their first rows, and
+    ``left`` its left-out rows (all relative to ``a`` and ``lo``)."""
+
+    a: int
+    b: int
+    lo: int
+    hi: int
+    has: np.ndarray
+    starts: np.ndarray
+    left: np.ndarray
+
+
+def _parts(passages: PassageIndex) -> tuple[_Part, ...]:
+    """The first pass's split over the CPUs, at card boundaries, rows balanced (cards'
+    own vectors counted): worked out once per index."""
+    made = passages.__dict__.get("_parts")
+    if made is not None:
+        return made
+    bounds = passages.bounds
+    cards = bounds.size - 1
+    rows = int(bounds[-1]) + cards
+    k = max(1, min(_threads(), rows // SPLIT_ROWS))
+    weight = bounds[:-1] + np.arange(cards)  # rows before card i, its own vector counted
+    cuts = [0, *np.searchsorted(weight, [rows * j // k for j in range(1, k)]).tolist(), cards]
+    parts = []
+    for a, b in zip(cuts, cuts[1:], strict=False):
+        lo, hi = int(bounds[a]), int(bounds[b])
+        has = np.flatnonzero(bounds[a + 1 : b + 1] > bounds[a:b])
+        left = passages.left_out[(passages.left_out >= lo) & (passages.left_out < hi)] - lo
+        parts.append(_Part(a, b, lo, hi, has, bounds[a:b][has] - lo, left))
+    made = tuple(parts)
+    object.__setattr__(passages, "_parts", made)
+    return made
+
+
+def first_pass(passages: PassageIndex, q_codes: np.ndarray,
+               q_scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """Pass 1 of ``best_passage_scores``: each card's approximate best (its own vector or a
+    passage; -inf for a card with neither) and each passage row's approximate score, both
+    in float64 on the first int8 plane (``code_dots``' arithmetic, bit for bit). Each thread
+    scores its cards and their passages and takes its cards' maxima while the scores are
+    still in cache; left-out rows score -inf."""
+    import numkong
+
+    best = np.empty(passages.bounds.size - 1, dtype=np.float64)
+    rows = np.empty(passages.count, dtype=np.float64)
+    q = q_codes[None, :]
+    cards, vectors = passages.cards, passages.vectors
+
+    def run(part: _Part) -> None:
+        mine, scored = best[part.a : part.b], rows[part.lo : part.hi]
+        if mine.size:
+            numkong.cdist(q, cards.codes[part.a : part.b], metric="dot", out=mine[None, :])
+            mine *= cards.scale[part.a : part.b]
+            mine *= q_scale
+        if scored.size:
+            numkong.cdist(q, vectors.codes[part.lo : part.hi], metric="dot", out=scored[None, :])
+            scored *= vectors.scale[part.lo : part.hi]
+            scored *= q_scale
+            scored[part.left] = -np.inf
+        if part.has.size:
+            top = np.maximum.reduceat(scored, part.starts)
+            mine[part.has] = np.maximum(mine[part.has], top)
+
+    parts = _parts(passages)
+    if len(parts) == 1:
+        run(parts[0])
+    else:
+        for f in [_pool().submit(run, part) for part in parts]:
+            f.result()
+    return best, rows
 
 
 class Float32Rows:
@@ -434,7 +596,7 @@ def read_passages(
         recipe=stored.recipe,
         digest=stored.digest,
         vectors=Codes(vectors, scale, error, length, fine, fine_scale, fine_error, fine_length),
-        cards=held_codes(matrix),
+        cards=held_codes(matrix, planes=2),
         card=card,
         ordinal=ordinal,
         start=start,
@@ -537,58 +699,53 @@ def best_passage_scores(
     q64 = q32.astype(np.float64)
     planes = query_planes(q32)
     k, t = planes.codes[0], planes.scale[0]
-    card_approx = code_dots(passages.cards, k, t)
-    row_approx = code_dots(passages.vectors, k, t)  # pass 2 overwrites the rows it reads
-    if passages.left_out.size:
-        row_approx[passages.left_out] = -np.inf
+    # pass 2 overwrites the rows it reads in ``row_approx``; ``top`` stays pass 1's
+    top, row_approx = first_pass(passages, k, t)
+    approx = np.where(present, top, 0.0)
     bounds = passages.bounds
-    has = bounds[1:] > bounds[:-1]
-    best = np.full(len(present), -np.inf, dtype=np.float64)
-    if passages.count:
-        best[has] = np.maximum.reduceat(row_approx, bounds[:-1][has])
-    approx = np.where(present, np.maximum(card_approx, best), 0.0)
     first = first_stage_error(q32, planes.error, passages.cards, passages.vectors)
-    second = second_stage_error(planes, passages.vectors)
+    second = second_stage_error(planes, passages.cards, passages.vectors)
     # per card, how far below its best a passage may score and still be its best
     near = np.full(len(present), 2 * first, dtype=np.float64)
-    card_exact = np.full(len(present), np.nan, dtype=np.float64)
     chosen: list[Winners] = []
 
     # A lower bound on the cut's score: a card whose upper bound is below it is in doubt
-    # only for its sign, which its exact card vector settles when that is above zero.
+    # only for its sign, which its card vector settles when that is surely above zero.
     lower = np.where(present, approx - first, -np.inf)
     floor_of_cut = -np.inf
     if cut is not None and 0 < cut <= lower.size:
         floor_of_cut = float(np.partition(lower, lower.size - cut)[lower.size - cut])
 
+    def card_values(positions: np.ndarray) -> np.ndarray:
+        """The card vectors' scores within ``second`` (two planes; exact without them)."""
+        if passages.cards.fine is None:
+            return exact_dots(np.take(matrix, positions, axis=0), q64)
+        return fine_dots(passages.cards, positions, planes)
+
     def finer(positions: np.ndarray) -> np.ndarray:
-        card_exact[positions] = exact_dots(matrix[positions], q64)
-        settled = (approx[positions] + first < floor_of_cut) & (card_exact[positions] > 0)
-        if settled.any():  # outside the cut, above zero: the card vector says both
-            out = np.empty(positions.size, dtype=np.float64)
-            out[settled] = card_exact[positions[settled]]
-            out[~settled] = finer(positions[~settled]) if (~settled).any() else 0.0
-            return out
-        rows, owner = _rows_of(bounds, positions)
-        # The rows that could be the card's best and could be above zero: a row below
-        # ``-first`` is negative, so it neither decides the sign nor beats a positive best.
-        # A row left out keeps its first-pass score, which stays below the best's.
-        floor = np.maximum(best[positions] - 2 * first, -first)
-        picked = rows[row_approx[rows] >= floor[owner]]
-        values = fine_dots(passages.vectors, picked, planes)
-        values[~passages.valid[picked]] = -np.inf
-        row_approx[picked] = values
-        near[positions] = 2 * second
-        cards = np.maximum(card_exact[positions],
-                           _group_max(row_approx[rows], owner, positions.size))
-        cards[~present[positions]] = 0.0
-        return cards
+        out = card_values(positions)
+        # outside the cut, surely above zero: the card vector says both
+        settled = (approx[positions] + first < floor_of_cut) & (out > second)
+        rest = positions[~settled]
+        if rest.size:
+            rows, owner = _rows_of(bounds, rest)
+            # The rows that could be the card's best and could be above zero: a row below
+            # ``-first`` is negative, so it neither decides the sign nor beats a positive
+            # best; one more than ``2·first`` below the card's first-pass best cannot be it.
+            # A row left out keeps its first-pass -inf.
+            floor = np.maximum(approx[rest] - 2 * first, -first)
+            picked = rows[row_approx[rows] >= floor[owner]]
+            values = fine_dots(passages.vectors, picked, planes)
+            values[~passages.valid[picked]] = -np.inf
+            row_approx[picked] = values
+            near[rest] = 2 * second
+            out[~settled] = np.maximum(out[~settled],
+                                       _group_max(row_approx[rows], owner, rest.size))
+        out[~present[positions]] = 0.0
+        return out
 
     def exact(positions: np.ndarray) -> np.ndarray:
-        known = ~np.isnan(card_exact[positions])
-        out = np.empty(positions.size, dtype=np.float64)
-        out[known] = card_exact[positions[known]]
-        out[~known] = exact_dots(matrix[positions[~known]], q64)
+        out = exact_dots(np.take(matrix, positions, axis=0), q64)
         rows, owner = _rows_of(bounds, positions)
         lo, counts = bounds[positions], bounds[positions + 1] - bounds[positions]
         top = _group_max(row_approx[rows], owner, positions.size)
@@ -620,8 +777,8 @@ def best_passage_scores(
     # Pass 2 pays only when its bound is well inside the first (always, for unit rows):
     # a card pass 1 left out must stay below what pass 3's choice can reach.
     if passages.vectors.fine is not None and first >= 3 * second:
-        approx = refine(approx, finer, cut, 2 * first, sign=first)
-        scores = refine(approx, exact, cut, 2 * second)
+        scores = refine(refine(approx, finer, cut, 2 * first, sign=first), exact, cut,
+                        2 * second)
     else:
         scores = refine(approx, exact, cut, 2 * first)
     scores[~present] = 0.0

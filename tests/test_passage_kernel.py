@@ -1,0 +1,136 @@
+"""Best-passage scoring split over threads, against the float32 answer worked out row by row.
+
+``best_passage_scores`` splits its first pass (and its gathers of scattered rows) over
+the CPUs once there are enough rows; these tests lower those thresholds and ask for an
+odd number of parts, so the split runs on a small index on any machine, with cards of
+every shape: many passages, none, absent from the index, and passages left out.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hqltui.core import passages as passages_module
+from hqltui.core.passages import (
+    Float32Rows,
+    PassageIndex,
+    best_passage_scores,
+    exact_dots,
+    first_pass,
+    held_codes,
+    query_planes,
+)
+from hqltui.core.ranking import rank_indices
+from producer.index import pack
+from producer.passages import DEFAULT_RECIPE
+
+DIMS = 384
+WINDOW = 50
+
+
+def random_rows(rng: np.random.Generator, n: int) -> np.ndarray:
+    rows = rng.standard_normal((n, DIMS))
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+def build(tmp_path: Path, seed: int, cards: int = 900) -> tuple[PassageIndex, np.ndarray,
+                                                                  np.ndarray, np.ndarray]:
+    """A ``PassageIndex`` as the reader holds one: random unit vectors (so thousands of
+    scores lie near zero and near each other), 0 to 12 passages a card, every 9th card
+    absent from the index (no vector, no passage), every 97th passage left out."""
+    rng = np.random.default_rng(seed)
+    present = np.arange(cards) % 9 != 4
+    counts = np.where(present, rng.integers(0, 13, cards), 0)
+    matrix = random_rows(rng, cards)
+    matrix[~present] = 0.0
+    n = int(counts.sum())
+    rows = random_rows(rng, n)
+    valid = np.arange(n) % 97 != 5
+    held_rows = np.where(valid[:, None], rows, np.float32(0.0))
+    conn = sqlite3.connect(tmp_path / f"chunk-{seed}.sqlite", check_same_thread=False)
+    conn.execute("CREATE TABLE chunk (embedding BLOB NOT NULL)")
+    conn.executemany("INSERT INTO chunk (rowid, embedding) VALUES (?, ?)",
+                     ((i + 1, pack(rows[i])) for i in range(n)))
+    conn.commit()
+    bounds = np.zeros(cards + 1, dtype=np.int64)
+    np.cumsum(counts, out=bounds[1:])
+    card = np.repeat(np.arange(cards, dtype=np.int64), counts)
+    ordinal = np.arange(n, dtype=np.int64) - bounds[card]
+    index = PassageIndex(
+        recipe=DEFAULT_RECIPE, digest="test", vectors=held_codes(held_rows, planes=2),
+        cards=held_codes(matrix, planes=2), card=card, ordinal=ordinal, start=ordinal * 10,
+        end=ordinal * 10 + 10, rowid=np.arange(1, n + 1, dtype=np.int64), valid=valid,
+        bounds=bounds, source=Float32Rows(conn, DIMS), per_card_max=int(counts.max()),
+        left_out=np.flatnonzero(~valid))
+    return index, matrix, present, rows
+
+
+def float32_answer(index: PassageIndex, matrix: np.ndarray, present: np.ndarray,
+                   rows: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each card's float32 best (card vector or a kept passage) and the ordinal that won
+    (-1: the card vector; a tie goes to the passage of lowest ordinal)."""
+    q64 = q.astype(np.float64)
+    card_scores = exact_dots(matrix, q64)
+    row_scores = exact_dots(rows, q64)
+    best, won = card_scores.copy(), np.full(card_scores.size, -1)
+    for i in range(card_scores.size):
+        lo, hi = int(index.bounds[i]), int(index.bounds[i + 1])
+        kept = [j for j in range(lo, hi) if index.valid[j]]
+        if kept:
+            j = max(kept, key=lambda r: (row_scores[r], -r))
+            if row_scores[j] >= best[i]:
+                best[i], won[i] = row_scores[j], j - lo
+    best[~present] = 0.0
+    return best, won
+
+
+@pytest.fixture
+def split(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three parts even on a small index and on a one-CPU machine."""
+    monkeypatch.setattr(passages_module, "_threads", lambda: 3)
+    monkeypatch.setattr(passages_module, "SPLIT_ROWS", 256)
+    monkeypatch.setattr(passages_module, "GATHER_SPLIT", 64)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_split_scoring_ranks_and_counts_as_float32(tmp_path: Path, split: None,
+                                                   seed: int) -> None:
+    index, matrix, present, rows = build(tmp_path, seed)
+    assert len(passages_module._parts(index)) == 3
+    queries = random_rows(np.random.default_rng(100 + seed), 6)
+    for q in queries:
+        want, won = float32_answer(index, matrix, present, rows, q)
+        scores, winners = best_passage_scores(matrix, present, index, q, WINDOW)
+        chosen, total = rank_indices(scores, WINDOW)
+        expected, expected_total = rank_indices(want, WINDOW)
+        assert chosen.tolist() == expected.tolist()
+        assert scores[chosen].tolist() == want[chosen].tolist()  # bit for bit
+        assert total == expected_total  # every card's sign, near zero as well
+        for i in chosen.tolist():
+            got = winners[i].ordinal
+            assert (-1 if got is None else got) == won[i]
+    index.source.close()
+
+
+def test_the_first_pass_split_is_the_single_pass_bit_for_bit(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             ) -> None:
+    index, matrix, present, rows = build(tmp_path, 3)
+    planes = query_planes(random_rows(np.random.default_rng(7), 1)[0])
+    whole_best, whole_rows = first_pass(index, planes.codes[0], planes.scale[0])
+    assert len(passages_module._parts(index)) == 1
+    object.__delattr__(index, "_parts")
+    monkeypatch.setattr(passages_module, "_threads", lambda: 3)
+    monkeypatch.setattr(passages_module, "SPLIT_ROWS", 256)
+    split_best, split_rows = first_pass(index, planes.codes[0], planes.scale[0])
+    assert len(passages_module._parts(index)) == 3
+    assert split_best.tobytes() == whole_best.tobytes()
+    assert split_rows.tobytes() == whole_rows.tobytes()
+    assert np.all(np.isneginf(split_rows[index.left_out]))
+    empty = (index.bounds[1:] == index.bounds[:-1]) & present
+    assert empty.any()  # cards with a vector and no passage: scored by the vector alone
+    index.source.close()
