@@ -5,7 +5,7 @@ card's passages with their character offsets in the card's text, and a
 ``chunk_recipe`` row. ``read_passages`` loads them, grouped by card in the
 vault's order, held in memory as two planes of int8 codes, each with one float32
 scale per row (half of float32's memory; see ``two_planes``), and the card vectors
-beside them as one plane. The pass over every row reads the first plane only; the
+beside them the same way. The pass over every row reads the first plane only; the
 second is read for the few cards that plane cannot place. The file stays open: the
 stored float32 vectors of the passages that can still decide a ranking are read back
 from it at query time (``Float32Rows``). Within the cut the ranking is the one the
@@ -684,14 +684,16 @@ def best_passage_scores(
 
     Three passes, each over fewer rows, each within a proven bound of the float32 score:
 
-    1. every card vector and passage, int8 (``code_dots``, ``first_stage_error``); one
-       ``maximum.reduceat`` over the card-contiguous rows gives each card's best;
+    1. every card vector and passage, first int8 plane (``first_pass``,
+       ``first_stage_error``), each card's best taken by the thread that scored it;
     2. the cards that could reach the cut or whose sign is in doubt by that (``refine``,
-       twice the first bound): their card vectors exactly, their passages on two int8
-       planes (``fine_dots``, ``second_stage_error``, about 1/100 of the first bound);
+       twice the first bound): their card vectors, and the passages that could be their
+       best, on two int8 planes (``fine_dots``, ``second_stage_error``, about 1/100 of
+       the first bound); a card surely outside the cut whose card vector is surely above
+       zero needs no passage;
     3. the cards that pass 2 cannot place (``refine`` again, twice the second bound):
-       the stored float32 rows of the passages that could be their best, read back
-       from the file, with ``exact_dots``.
+       their float32 card vectors and the stored float32 rows of the passages that could
+       be their best, read back from the file, with ``exact_dots``.
 
     A card outside a pass's choice is provably outside the cut (and of known sign), so
     the ranking within the cut is the float32 one, bit for bit."""
