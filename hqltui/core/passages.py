@@ -26,7 +26,7 @@ import sqlite3
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -510,7 +510,16 @@ def read_passages(
     scale = np.empty(total, dtype=np.float32)
     fine = np.empty((total, dims), dtype=np.int8)
     fine_scale = np.empty(total, dtype=np.float32)
-    error = length = fine_error = fine_length = 0.0
+    widest = [0.0, 0.0, 0.0, 0.0]  # max error, length, fine error, fine length
+    pending: list[tuple[slice, Future[tuple[np.ndarray, ...]]]] = []
+
+    def settle() -> None:
+        part, job = pending.pop()
+        c, sc, e, n, c2, sc2, e2, n2 = job.result()
+        vectors[part], scale[part], fine[part], fine_scale[part] = c, sc, c2, sc2
+        for i, values in enumerate((e, n, e2, n2)):
+            widest[i] = max(widest[i], float(values.max()))
+
     cols = _Columns()
     kept = 0
     orphans: set[str] = set()
@@ -542,13 +551,12 @@ def read_passages(
         f32 = unpack_vectors(b"".join(r[5] for r in batch)).reshape(len(batch), dims)
         good = unit_rows(f32)
         f32[~good] = 0.0  # left out; zeros keep NaN and inf out of every product
-        c, sc, e, n, c2, sc2, e2, n2 = two_planes(f32)
-        part = slice(kept, kept + len(batch))
-        vectors[part], scale[part], fine[part], fine_scale[part] = c, sc, c2, sc2
-        error, length = max(error, float(e.max())), max(length, float(n.max()))
-        fine_error = max(fine_error, float(e2.max()))
-        fine_length = max(fine_length, float(n2.max()))
-        del f32, c, c2
+        if pending:
+            settle()
+        # quantised in the pool while this thread reads the next batch (one batch ahead:
+        # the scratch stays bounded)
+        pending.append((slice(kept, kept + len(batch)), _pool().submit(two_planes, f32)))
+        del f32
         kept += len(batch)
         cols.card.append(np.fromiter((r[0] for r in batch), np.int64, len(batch)))
         cols.ordinal.append(np.fromiter((r[1] for r in batch), np.int64, len(batch)))
@@ -558,6 +566,9 @@ def read_passages(
         cols.valid.append(good)
         invalid += [(names[r[0]], int(r[1])) for r, ok in zip(batch, good.tolist(), strict=True)
                     if not ok]
+    if pending:
+        settle()
+    error, length, fine_error, fine_length = widest
     if kept < total:
         vectors, scale, fine, fine_scale = (vectors[:kept], scale[:kept], fine[:kept],
                                             fine_scale[:kept])
