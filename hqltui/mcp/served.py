@@ -9,6 +9,7 @@ load thread (which imports the core) before the main thread imports the SDK.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -90,12 +91,19 @@ class Served:
             session = await self.current()
         except Refused:
             return
+        from hqltui.core.watch import rest_after
+
+        start = time.monotonic()
         self.signature = await anyio.to_thread.run_sync(self._signature, session)
+        cost = time.monotonic() - start
         self.watching = True
         while True:
-            await anyio.sleep(self.poll)
+            await anyio.sleep(rest_after(cost, self.poll))  # a huge vault's scans back off
+            start = time.monotonic()
             try:
-                if await anyio.to_thread.run_sync(self.changed):
+                changed = await anyio.to_thread.run_sync(self.changed)
+                cost = time.monotonic() - start
+                if changed:
                     await anyio.to_thread.run_sync(self.reload)
                 self.reload_error = None
             except Exception as exc:  # noqa: BLE001 - the old session keeps answering

@@ -309,7 +309,7 @@ class HqlApp(App[int]):
 
     def _poll(self) -> None:
         if self.state.session is not None:
-            self.sessions.poll(self.state.index_file)
+            self.sessions.poll(self.state.index_file, self.poll_interval or 0.0)
 
     def on_vault_changed(self) -> None:
         self._reload("changed")

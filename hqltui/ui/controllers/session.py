@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from datetime import datetime
 from functools import partial
@@ -54,6 +55,7 @@ class SessionController:
         self.history: History | None = None
         self.signature: object = None
         self._checking: Worker[None] | None = None
+        self._scanned: tuple[float | None, float] = (None, 0.0)  # last scan's end, its cost
 
     def _run(self, work: Callable[[], None], group: str, name: str) -> Worker[None]:
         return self.app.run_worker(work, name=name, group=group, exclusive=True, thread=True,
@@ -152,26 +154,35 @@ class SessionController:
         self._run(partial(self._baseline, index), "watch", "watch baseline")
 
     def _baseline(self, index: str | None) -> None:
+        self.signature = self._scan(index)
+
+    def _scan(self, index: str | None) -> object:
         from hqltui.core.watch import signature
 
-        self.signature = signature(self.vault, [index] if index else [])
+        start = time.monotonic()
+        now = signature(self.vault, [index] if index else [])
+        end = time.monotonic()
+        self._scanned = (end, end - start)
+        return now
 
     def check(self, index: str | None) -> None:
         """Look for a change now (after the editor returns, or a poll)."""
         self._checking = self._run(partial(self._check, index), "watch", "watch check")
 
-    def poll(self, index: str | None) -> None:
+    def poll(self, index: str | None, interval: float) -> None:
         """The periodic look; none while the last one still walks the vault (a slow disk
-        or a busy machine), so polls never pile up or cancel each other."""
-        if self.signature is not None and (self._checking is None
-                                           or self._checking.is_finished):
+        or a busy machine), so polls never pile up or cancel each other, and none until
+        the last scan's rest is over (``watch.poll_due``)."""
+        from hqltui.core.watch import poll_due
+
+        if (self.signature is not None
+                and (self._checking is None or self._checking.is_finished)
+                and poll_due(time.monotonic(), *self._scanned, interval)):
             self.check(index)
 
     def _check(self, index: str | None) -> None:
-        from hqltui.core.watch import signature
-
         before = self.signature
-        now = signature(self.vault, [index] if index else [])
+        now = self._scan(index)
         if before is not None and now != before and not get_current_worker().is_cancelled:
             self.signature = now
             self.app.post_message(VaultChanged())
