@@ -12,6 +12,7 @@ from hqltui.core.fusion import (
     QueryStats,
     adaptive_alpha,
     fuse_windows,
+    name_share,
     normalise,
     parse_fusion,
     signals,
@@ -288,9 +289,69 @@ def test_adaptive_records_this_querys_alpha_in_the_summary_and_title() -> None:
     ret = r.retrieval
     # shape 0.2; lexical gap (2 − 1) / 2 = 0.5, fully confident: 0.2 − 0.25, kept at 0
     assert ret is not None and ret.alpha == pytest.approx(0.0)
-    assert fusion_summary(ret) == ("adaptive alpha=0.00 (words 1, code 1, idf 0, gap 0.5) "
+    assert fusion_summary(ret) == ("adaptive alpha=0.00 (words 1, code 1, idf 0, gap 0.5, name 0) "
                                    "· norm dbsf")
     assert fusion_title(ret, "") == "adaptive α 0.00"
+
+
+def test_name_share_is_the_share_of_the_query_that_spells_the_whole_card_name() -> None:
+    assert name_share("pthread_join", "pthread_join.3") == 1.0  # the query is the name
+    assert name_share("sort --version-sort", "sort.1") == 0.5  # tokens: sort, version
+    assert name_share("gcloud compute ssh --tunnel-through-iap",
+                      "gcloud_compute_ssh.1") == 0.5  # 3 of its 6 tokens
+    assert name_share("kms encrypt", "gcloud_kms_encrypt.1") == 0.0  # `gcloud` missing
+    # six tokens (one-letter pieces are not tokens): `make` here is a verb, a sixth
+    assert name_share("make a running program use less CPU", "make.1") == pytest.approx(1 / 6)
+    assert name_share("sort", "tsort.1") == 0.0  # whole tokens, not substrings
+    assert name_share("", "sort.1") == 0.0 and name_share("sort", "1") == 0.0  # nothing to spell
+
+
+def test_the_name_signal_reads_the_lexical_top_cards_name_only() -> None:
+    names = ["sort.1", "tsort.1"]
+    stats = QueryStats("sort --version-sort", 2, {})
+    lex, sem = np.array([0, 1]), np.array([1, 0])
+    assert signals(stats, lex, sem, np.array([11.7, 10.6]), names)["name"] == 0.5
+    # the same query when the lexical arm's top is tsort: no name in it
+    assert signals(stats, sem, lex, np.array([11.7, 10.6]), names)["name"] == 0.0
+    # without names (or an empty lexical window) the signal is 0
+    assert signals(stats, lex, sem, np.array([11.7, 10.6]))["name"] == 0.0
+    assert signals(stats, np.array([]), sem, np.array([]), names)["name"] == 0.0
+
+
+def test_the_name_moves_alpha_towards_lexical_by_name_weight() -> None:
+    sig = signals(QueryStats("sort --version-sort", 2, {}), np.array([0, 1]), np.array([1, 0]),
+                  np.array([11.7, 11.4]), ["sort.1", "tsort.1"])
+    off = adaptive_alpha(AdaptiveParams(name_weight=0.0), sig)
+    # shape 0.8 − 0.6 · 0.75 = 0.35; gap 0.026 / 0.4: 0.35 + 0.5 · (0.5 − 0.064)
+    assert off == pytest.approx(0.35 + 0.5 * (0.5 - (0.3 / 11.7) / 0.4))
+    assert adaptive_alpha(AdaptiveParams(), sig) == pytest.approx(off - 0.5)  # name 0.5
+    assert adaptive_alpha(AdaptiveParams(name_weight=0.4), sig) == pytest.approx(off - 0.2)
+
+
+def test_a_query_spelling_the_lexical_top_cards_name_keeps_it_first() -> None:
+    # man1's `sort --version-sort`: bm25 is sure of sort.1 by a hair over tsort.1, which
+    # semantic prefers; by the shape and gap alone (α 0.57) hybrid put tsort.1 first
+    names = ["sort.1", "tsort.1", "basename.1"]
+    lex = {"sort.1": 11.74, "tsort.1": 10.56, "basename.1": 11.4}
+    sem = {"tsort.1": 0.631, "sort.1": 0.545, "basename.1": 0.501}
+    off = FusionConfig("adaptive", norm="max", adaptive=AdaptiveParams(name_weight=0.0))
+    on = FusionConfig("adaptive", norm="max")
+    before = fused(names, lex, sem, off, query="sort --version-sort")
+    after = fused(names, lex, sem, on, query="sort --version-sort")
+    assert before.names()[0] == "tsort.1" and after.names()[0] == "sort.1"
+    assert after.retrieval is not None and after.retrieval.signals is not None
+    assert after.retrieval.signals["name"] == 0.5  # recorded, like the gap
+    assert "name 0.5" in fusion_summary(after.retrieval)
+    # a prose query with the same cards and no card's name in it is not moved
+    prose = fused(names, lex, sem, on, query="order lines of text")
+    assert prose.retrieval is not None and prose.retrieval.signals is not None
+    assert prose.retrieval.signals["name"] == 0.0
+
+
+def test_name_weight_is_a_share_within_0_and_1() -> None:
+    assert parse_fusion("adaptive:name_weight=0").adaptive.name_weight == 0.0
+    with pytest.raises(ValueError, match="`name_weight` must be between 0 and 1"):
+        parse_fusion("adaptive:name_weight=1.5")
 
 
 # ------------------------------------------------------------------ parsing --fusion

@@ -16,8 +16,9 @@ query's cheap signals; it never sees labels.
   signals of the query (its shape: how many words, how many look like code; and,
   off by default, its tokens' IDF profile) and of the lexical window (how far its
   top card stands above the second: a lexical arm sure of one card gets more
-  weight, one whose top cards tie gets less) (``signals``); this query's α and
-  every signal value are recorded.
+  weight, one whose top cards tie gets less) and of the lexical top card's name
+  (the query spells it out: the user typed that card's name, so lexical gets
+  more weight) (``signals``); this query's α and every signal value are recorded.
 
 Normalisations over one window of scores ``s``: ``max`` = s / max;
 ``minmax`` = (s − min) / (max − min); ``zscore`` = (s − μ) / σ; ``dbsf`` =
@@ -33,11 +34,13 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
+from hqltui.core.lexical import tokens
 from hqltui.core.names import ADAPTIVE, CONVEX, METHODS, RRF
 
 NORMS: tuple[str, ...] = ("max", "minmax", "zscore", "dbsf")
@@ -50,7 +53,9 @@ class AdaptiveParams:
     reads like a sentence, ``alpha_keyword`` for one that looks like a name, flag or
     identifier, and in between by how keyword-like it is; then moved by up to
     ``gap_weight / 2`` towards lexical when the lexical arm's top card stands clear
-    of its second (``gap`` at ``gap_full`` or more) and towards semantic when they tie."""
+    of its second (``gap`` at ``gap_full`` or more) and towards semantic when they tie;
+    then moved towards lexical by ``name_weight`` × the share of the query's tokens
+    that spell the lexical top card's name (when the query holds all of its name)."""
 
     alpha_keyword: float = 0.2  # α when the query is all keyword cues (short, code-shaped)
     alpha_prose: float = 0.8  # α when it has none (four words or more of plain prose)
@@ -61,6 +66,7 @@ class AdaptiveParams:
     idf_high: float = 0.65  # ... and at or above which they are rare
     gap_weight: float = 0.5  # how far the lexical arm's confidence moves α (0: not at all)
     gap_full: float = 0.4  # lexical top-score gap at or above which it is fully confident
+    name_weight: float = 1.0  # how far the lexical top card's name in the query moves α (0: off)
 
 
 @dataclass(frozen=True)
@@ -98,7 +104,7 @@ def _fmt(value: Any) -> str:
 
 
 # adaptive's parameters that are shares, each within 0..1
-UNIT_KEYS = ("alpha_keyword", "alpha_prose", "idf_weight", "gap_weight")
+UNIT_KEYS = ("alpha_keyword", "alpha_prose", "idf_weight", "gap_weight", "name_weight")
 
 # `eval --fusion` keys and the config keys they set.
 _KEYS = {
@@ -179,7 +185,9 @@ def check_adaptive(params: AdaptiveParams) -> None:
 # named come from the vault's `[search]`.
 GRIDS: dict[str, tuple[str, ...]] = {
     # rrf k; convex alpha x every norm; adaptive: its two alphas x how far the
-    # lexical top gap moves alpha x three norms (words_long, gap_full as configured)
+    # lexical top gap moves alpha x three norms (words_long, gap_full, name_weight as
+    # configured: the name signal is not a grid dimension, it is on in every row unless
+    # `[search.adaptive] name_weight = 0`)
     "default": (
         *(f"rrf:k={k}" for k in (10, 30, 60)),
         *(f"convex:alpha={a / 10:g},norm={n}" for n in NORMS for a in range(1, 10)),
@@ -262,7 +270,8 @@ CODE_WORD = re.compile(r"[_=:/\\.\d]|^-|.[A-Z]")
 
 
 def signals(stats: QueryStats, lexical: np.ndarray, semantic: np.ndarray,
-            lexical_scores: np.ndarray) -> dict[str, float]:
+            lexical_scores: np.ndarray, names: Sequence[str] | None = None
+            ) -> dict[str, float]:
     """The cheap, label-free facts about one query that ``adaptive`` may read.
 
     Of the query text: ``words`` (whitespace-separated words), ``code`` (share of
@@ -273,8 +282,14 @@ def signals(stats: QueryStats, lexical: np.ndarray, semantic: np.ndarray,
     lexical window's top-score gap, (s1 − s2) / s1: how sure the lexical arm is of
     its top card; 1 for a one-card window, nothing else matched; 0 for an empty
     one) and ``overlap`` (share of the semantic top 10 also in the lexical top 10).
-    ``adaptive_alpha`` reads ``words``, ``code``, ``idf`` and ``gap``; the rest is
-    recorded so a user (or ``tune``) can see what else the query looked like.
+    Of the lexical top card's name (``names[lexical[0]]``, split into tokens as the
+    lexical arms split text): ``name``, the share of the query's distinct tokens
+    that are its name's tokens when the query holds every one of them, else 0
+    (``pthread_join`` on ``pthread_join.3``: 1; ``sort --version-sort`` on
+    ``sort.1``: 0.5; ``kms encrypt`` on ``gcloud_kms_encrypt.1``: 0, `gcloud` is not
+    in the query; no ``names``: 0).
+    ``adaptive_alpha`` reads ``words``, ``code``, ``idf``, ``gap`` and ``name``; the
+    rest is recorded so a user (or ``tune``) can see what else the query looked like.
     """
     words = stats.text.split()
     out = {
@@ -285,6 +300,7 @@ def signals(stats: QueryStats, lexical: np.ndarray, semantic: np.ndarray,
         "known": 0.0,
         "gap": 0.0,
         "overlap": 0.0,
+        "name": 0.0,
     }
     if stats.df:
         top = idf(1, stats.cards) if stats.cards else 1.0
@@ -299,7 +315,21 @@ def signals(stats: QueryStats, lexical: np.ndarray, semantic: np.ndarray,
     if semantic.size:
         sem10 = set(semantic[:10].tolist())
         out["overlap"] = len(sem10.intersection(lexical[:10].tolist())) / len(sem10)
+    if names is not None and lexical.size:
+        out["name"] = name_share(stats.text, names[int(lexical[0])])
     return out
+
+
+def name_share(query: str, name: str) -> float:
+    """The share of ``query``'s distinct tokens that spell ``name`` (a card's name),
+    when the query holds all of the name's tokens; else 0. Why: a query that
+    contains a card's whole name was most likely typed to find that card, and
+    the more of the query the name is, the surer that is (``make`` in a
+    ten-word sentence is a verb, not a request for ``make.1``)."""
+    asked, named = set(tokens(query)), set(tokens(name))
+    if not asked or not named or not named <= asked:
+        return 0.0
+    return len(named) / len(asked)
 
 
 def _ramp(x: float, low: float, high: float) -> float:
@@ -325,13 +355,17 @@ def lexical_confidence(params: AdaptiveParams, sig: dict[str, float]) -> float:
 
 def adaptive_alpha(params: AdaptiveParams, sig: dict[str, float]) -> float:
     """``alpha_prose − (alpha_prose − alpha_keyword) · keywordness``, then
-    ``+ gap_weight · (½ − lexical_confidence)``, kept within 0..1: the query's
-    shape says which arm usually wins such a query, the lexical window whether
-    this time the lexical arm's top card stands clear of the rest or ties with
-    them (two one-word identifiers, same shape, can differ here)."""
+    ``+ gap_weight · (½ − lexical_confidence) − name_weight · name``, kept within
+    0..1: the query's shape says which arm usually wins such a query, the lexical
+    window whether this time the lexical arm's top card stands clear of the rest
+    or ties with them (two one-word identifiers, same shape, can differ here),
+    and ``name`` whether the query spells out that card's name (an exact answer
+    the gap misses when the card's variants tie with it, as gcloud's alpha and
+    beta pages do)."""
     k = keywordness(params, sig)
     shape = params.alpha_prose - (params.alpha_prose - params.alpha_keyword) * k
     shift = params.gap_weight * (0.5 - lexical_confidence(params, sig))
+    shift -= params.name_weight * sig.get("name", 0.0)
     return min(1.0, max(0.0, shape + shift))
 
 
@@ -368,11 +402,14 @@ def fuse_windows(
     lexical: tuple[np.ndarray, np.ndarray],
     semantic: tuple[np.ndarray, np.ndarray],
     stats: QueryStats | None = None,
+    names: Sequence[str] | None = None,
 ) -> Fused:
     """Fuse two windows, each ``(positions in rank order, the arm's scores there)``.
 
     ``stats`` (the query and its tokens' document frequencies) feeds ``adaptive``'s
-    signals; without it the query is empty to them and counts as prose."""
+    signals; without it the query is empty to them and counts as prose. ``names``
+    (every card's name, by position) feeds the ``name`` signal; without it that
+    signal is 0."""
     (lex_pos, lex_s), (sem_pos, sem_s) = lexical, semantic
     union = sorted_union(lex_pos, sem_pos)
     where_lex = np.searchsorted(union, lex_pos)
@@ -386,7 +423,7 @@ def fuse_windows(
         return Fused(union, c_lex + c_sem, (c_lex, c_sem))
     sig: dict[str, float] | None = None
     if config.method == ADAPTIVE:
-        sig = signals(stats or QueryStats("", 0, {}), lex_pos, sem_pos, lex_s)
+        sig = signals(stats or QueryStats("", 0, {}), lex_pos, sem_pos, lex_s, names)
         alpha = adaptive_alpha(config.adaptive, sig)
     else:
         alpha = config.alpha

@@ -131,7 +131,7 @@ def fuse(
         assert arm.scores is not None
         top = arm.ranked(window)
         chosen.append((top, arm.scores[top]))
-    fused = fuse_windows(config, chosen[0], chosen[1], stats)
+    fused = fuse_windows(config, chosen[0], chosen[1], stats, names)
     retrieval = base if fused.alpha is None else replace(
         base, alpha=fused.alpha, signals=fused.signals
     )
@@ -187,4 +187,4 @@ def fusion_title(retrieval: Retrieval | None, fallback: str) -> str:
     return f"{retrieval.fusion} α {retrieval.alpha:.2f}"
 
 
-SHOWN_SIGNALS = ("words", "code", "idf", "gap")  # what adaptive_alpha reads, shown beside α
+SHOWN_SIGNALS = ("words", "code", "idf", "gap", "name")  # what adaptive_alpha reads, shown beside α
