@@ -13,7 +13,9 @@ else, and replaces the file atomically.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -77,21 +79,60 @@ def read_toml(file: Path) -> dict[str, Any]:
                             f"{fix} of {file.name}") from None
 
 
+def toml_source(file: Path) -> str:
+    """The file's text exactly as on disk (no newline translation: a CRLF file stays
+    CRLF through an edit); "" when absent. Raises ``TomlFileError``."""
+    try:
+        return read_regular(file).decode("utf-8")
+    except FileNotFoundError:
+        return ""
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8"
+        raise TomlFileError(f"{file}: cannot be updated: {reason}", f"fix {file.name}",
+                            read=False) from None
+
+
+def _same_newlines(source: str, text: str) -> str:
+    """tomlkit writes the lines it adds with LF: in a file whose every line ends CRLF,
+    give them CRLF too."""
+    if "\r\n" in source and "\n" not in source.replace("\r\n", ""):
+        return re.sub(r"(?<!\r)\n", "\r\n", text)
+    return text
+
+
 def edit_toml(file: Path, change: Callable[[Any], None]) -> None:
     """Apply ``change`` to the file's tomlkit document and write it back atomically.
 
-    ``change`` may raise ``TomlFileError`` to refuse; nothing is written then."""
+    The file written is the one read: a symlink is written through (its target is
+    replaced, the link stays), the file's permission bits are kept, and a read-only
+    file is refused, not replaced. ``change`` may raise ``TomlFileError`` to refuse;
+    nothing is written then."""
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
 
+    target = file.resolve() if file.is_symlink() else file
+    source = toml_source(target)
     try:
-        source = file.read_text(encoding="utf-8") if file.exists() else ""
         document = tomlkit.parse(source)
-    except (OSError, UnicodeDecodeError, TOMLKitError) as exc:
+    except TOMLKitError as exc:
         raise TomlFileError(f"{file}: cannot be updated: {exc}", f"fix {file.name}",
                             read=False) from None
+    mode = None
+    if target.exists():
+        mode = stat.S_IMODE(target.stat().st_mode)
+        if not mode & stat.S_IWUSR:
+            raise TomlFileError(f"{file}: is read-only, so it was not changed",
+                                f"make it writable (chmod u+w {file.name}) and try again",
+                                read=False)
     change(document)
-    text = tomlkit.dumps(document)
-    tmp = file.with_name(f".{file.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(file)
+    text = _same_newlines(source, tomlkit.dumps(document))
+    tmp = target.with_name(f".{target.name}.tmp")
+    try:
+        tmp.write_bytes(text.encode("utf-8"))
+        if mode is not None:
+            os.chmod(tmp, mode)
+        tmp.replace(target)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise TomlFileError(f"{file}: cannot be written: {exc.strerror}",
+                            f"check the permissions of {target.parent}", read=False) from None
