@@ -71,6 +71,9 @@ def read_toml(file: Path) -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise TomlFileError(f"{file}: is not UTF-8 (invalid byte at offset {exc.start})",
                             f"save {file.name} as UTF-8") from None
+    if text.startswith("\ufeff"):  # invisible in an editor: say what it is, not "line 1"
+        raise TomlFileError(f"{file}: starts with a byte-order mark (U+FEFF), which TOML "
+                            "does not allow", f"save {file.name} as UTF-8 without a BOM")
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
