@@ -162,3 +162,35 @@ def test_absent_and_orphan_passages_read_as_verify_words_them(pristine: Path,
         "2 cards have no passages in the index, so the semantic arm scores them by their card "
         "vector alone: `heron`, `owl`")
     assert semantic.ok
+
+
+# the chunk table rebuilt without its key or column types: any value, any number of times
+UNKEYED = [(sql, ()) for sql in (
+    "CREATE TABLE loose (card, ordinal, start_char, end_char, embedding)",
+    "INSERT INTO loose SELECT * FROM chunk", "DROP TABLE chunk",
+    "ALTER TABLE loose RENAME TO chunk")]
+
+
+@pytest.mark.parametrize("edits", [
+    pytest.param([*UNKEYED, (f"INSERT INTO chunk SELECT * FROM chunk {SHELL_1}", ())],
+                 id="doubled-row"),
+    pytest.param([*UNKEYED, ("UPDATE chunk SET ordinal = CAST(ordinal AS TEXT)", ())],
+                 id="text-ordinals"),
+    pytest.param([(f"UPDATE chunk SET ordinal = 9223372036854775807 {SHELL_1}", ())],
+                 id="huge-ordinal"),
+    pytest.param([(f"UPDATE chunk SET start_char = 500, end_char = 100 {SHELL_1}", ())],
+                 id="reversed-span"),
+])
+def test_a_plain_build_cuts_tampered_passages_afresh_instead_of_copying_them(
+    pristine: Path, tmp_path: Path, edits: list[tuple[str, tuple[object, ...]]]
+) -> None:
+    """The refusal's fix is `hql-semantics build`: it must repair the table, not say
+    "up to date" over it (or fail its own order check on a doubled row)."""
+    root = tampered(pristine, tmp_path, *edits)
+    result = real_build(root, packaged_embedder(), passages=True)
+    assert not result.up_to_date
+    report = verify(root, root / ".hql/index.sqlite")
+    assert report.problems == [] and report.passages == 11
+    _, semantic, _ = semantic_and_hybrid(root, tmp_path)
+    assert semantic.ok
+
