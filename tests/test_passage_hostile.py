@@ -194,3 +194,18 @@ def test_a_plain_build_cuts_tampered_passages_afresh_instead_of_copying_them(
     _, semantic, _ = semantic_and_hybrid(root, tmp_path)
     assert semantic.ok
 
+
+def test_the_fix_of_a_passage_refusal_repairs_the_index(pristine: Path, tmp_path: Path) -> None:
+    """An end past the text of an unchanged card: a plain build copies the row (it does not
+    read the text of a card it keeps), so the fix the refusal names is a full build."""
+    edit = ("UPDATE chunk SET end_char = 999999 WHERE card = 'shell' AND ordinal = 8", ())
+    root = tampered(pristine, tmp_path, edit)
+    _, semantic, _ = semantic_and_hybrid(root, tmp_path)
+    assert semantic.refusal is not None
+    assert semantic.refusal.fix == (f"hql-semantics build --vault {root.as_posix()} --out "
+                                    f"{root.as_posix()}/.hql/index.sqlite --full")
+    assert real_build(root, packaged_embedder(), passages=True).up_to_date  # why: not enough
+    real_build(root, packaged_embedder(), passages=True, full=True)
+    assert verify(root, root / ".hql/index.sqlite").problems == []
+    _, semantic, _ = semantic_and_hybrid(root, tmp_path)
+    assert semantic.ok

@@ -333,8 +333,10 @@ def _read(
     lengths = np.fromiter((len(card.text) for card in vault.cards), np.int64, n)
     lengths[stale | ~present] = -1  # the text the passages were cut from is not at hand
     passages = read_passages(conn, dims, position, present, names, lengths, matrix)
-    if isinstance(passages, str):
-        return Refusal(passages, fix)
+    if isinstance(passages, str):  # a chunk table no build writes: trust none of it. A plain
+        # build copies a card's passages while its text is unchanged, and whether a span
+        # lies inside that text is not known without reading it, so the fix is --full.
+        return Refusal(passages, f"{fix} --full")
     if passages is not None:
         orphans |= {n for n in passages.orphans if n not in position}
     return SemanticIndex(
