@@ -234,6 +234,15 @@ def ordinal_problem(card: str, ordinal: object) -> IndexProblem | None:
     )
 
 
+def doubled_passage_problem(card: str, ordinal: object, rows: int) -> IndexProblem:
+    """One passage in several rows (a table rebuilt without its key): which row answered
+    could not be said, so the rows cannot be trusted."""
+    return IndexProblem(
+        "passage_ordinal", REFUSE,
+        f"passage {sql_value(ordinal)} of `{card}` has {rows} rows in the index, not one", card,
+    )
+
+
 def offsets_problem(card: str, ordinal: object, start: object, end: object,
                     length: int | None) -> IndexProblem | None:
     """A passage whose character offsets are not a non-empty span of whole numbers inside

@@ -17,6 +17,7 @@ from producer.index_checks import (
     IndexProblem,
     absent_message,
     content_problems,
+    doubled_passage_problem,
     model_problems,
     offsets_problem,
     ordinal_problem,
@@ -148,6 +149,7 @@ def _passage_checks(contents, vault, dims: int) -> list[IndexProblem]:  # noqa: 
         [c.name for c in contents.cards],
         dims,
     )
+    out += [doubled_passage_problem(str(c), o, n) for c, o, n in contents.doubled_chunks]
     hashes = {c.name: c.content_hash for c in contents.cards}
     for chunk in contents.chunks:
         card = vault.by_name.get(chunk.card)

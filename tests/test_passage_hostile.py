@@ -209,3 +209,18 @@ def test_the_fix_of_a_passage_refusal_repairs_the_index(pristine: Path, tmp_path
     assert verify(root, root / ".hql/index.sqlite").problems == []
     _, semantic, _ = semantic_and_hybrid(root, tmp_path)
     assert semantic.ok
+
+
+def test_a_passage_stored_twice_is_named_by_verify_and_refuses_the_semantic_arm(
+    pristine: Path, tmp_path: Path
+) -> None:
+    """Which of two rows of passage 8 answered cannot be said: the table (rebuilt without
+    its key) is not one a build writes."""
+    root = tampered(pristine, tmp_path, *UNKEYED,
+                    ("UPDATE chunk SET ordinal = 8 WHERE card = 'shell' AND ordinal = 1", ()))
+    message = "passage 8 of `shell` has 2 rows in the index, not one"
+    report = verify(root, root / ".hql/index.sqlite")
+    assert [(p.kind, p.message) for p in report.problems] == [("passage_ordinal", message)]
+    _, semantic, hybrid = semantic_and_hybrid(root, tmp_path)
+    for ranking in (semantic, hybrid):
+        assert ranking.refusal is not None and ranking.refusal.message == message

@@ -49,12 +49,15 @@ from producer.index import (
     IndexBusy,
     StoreError,
     connect_readonly,
+    doubled_passages,
+    has_chunks,
     is_sqlite_file,
     same_vault,
 )
 from producer.index import unpack as unpack_vectors
 from producer.index_checks import (
     absent_message,
+    doubled_passage_problem,
     duplicate_problem,
     model_count_problem,
     model_problems,
@@ -332,7 +335,9 @@ def _read(
     stale &= present
     lengths = np.fromiter((len(card.text) for card in vault.cards), np.int64, n)
     lengths[stale | ~present] = -1  # the text the passages were cut from is not at hand
-    passages = read_passages(conn, dims, position, present, names, lengths, matrix)
+    doubled = doubled_passages(conn, 1) if has_chunks(conn) else []
+    passages = (doubled_passage_problem(str(doubled[0][0]), *doubled[0][1:]).message if doubled
+                else read_passages(conn, dims, position, present, names, lengths, matrix))
     if isinstance(passages, str):  # a chunk table no build writes: trust none of it. A plain
         # build copies a card's passages while its text is unchanged, and whether a span
         # lies inside that text is not known without reading it, so the fix is --full.
