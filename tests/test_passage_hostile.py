@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -224,3 +227,52 @@ def test_a_passage_stored_twice_is_named_by_verify_and_refuses_the_semantic_arm(
     _, semantic, hybrid = semantic_and_hybrid(root, tmp_path)
     for ranking in (semantic, hybrid):
         assert ranking.refusal is not None and ranking.refusal.message == message
+
+
+def test_an_index_truncated_in_place_after_loading_refuses_semantic_saying_so(
+    pristine: Path, tmp_path: Path
+) -> None:
+    """The passages' float32 rows are read from the file as loaded, at query time: cut
+    short under a running session, the arm refuses alone, naming the file and the build."""
+    root = tampered(pristine, tmp_path)
+    session = Session.load(root, cache_dir=tmp_path / "cache")
+    assert session.query(QUERY).semantic.ok
+    os.truncate(root / ".hql/index.sqlite", 8192)
+    answer = session.query(QUERY)
+    assert answer.lexical.ok and answer.lexical.hits
+    for ranking in (answer.semantic, answer.hybrid):
+        assert ranking.refusal is not None
+        assert ranking.refusal.message == (
+            f"the index `{root.as_posix()}/.hql/index.sqlite` cannot be read any more "
+            "(database disk image is malformed): the file changed on disk since it was "
+            "loaded; rebuild it")
+        assert ranking.refusal.fix.startswith("hql-semantics build --vault")
+
+
+def test_an_index_locked_by_another_process_after_loading_is_worded_as_at_load(
+    pristine: Path, tmp_path: Path
+) -> None:
+    root = tampered(pristine, tmp_path)
+    session = Session.load(root, cache_dir=tmp_path / "cache")
+    assert session.query(QUERY).semantic.ok
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sqlite3, time\n"
+         f"c = sqlite3.connect({str(root / '.hql/index.sqlite')!r}, isolation_level=None)\n"
+         "c.execute('BEGIN EXCLUSIVE')\n"
+         "print('held', flush=True)\n"
+         "time.sleep(120)\n"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        semantic = session.query(QUERY).semantic
+    finally:
+        holder.kill()
+        holder.wait()
+    assert semantic.refusal is not None
+    assert semantic.refusal.message.startswith(
+        f"the index `{root.as_posix()}/.hql/index.sqlite` is locked by another process "
+        "(database is locked; waited 5 s; held open by ")
+    assert f"pid {holder.pid} (" in semantic.refusal.message
+    assert semantic.refusal.fix == "try again once that process has finished or closed the index"

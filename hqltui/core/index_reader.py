@@ -48,9 +48,11 @@ from producer.config import Config
 from producer.index import (
     IndexBusy,
     StoreError,
+    busy_error,
     connect_readonly,
     doubled_passages,
     has_chunks,
+    is_busy,
     is_sqlite_file,
     same_vault,
 )
@@ -239,6 +241,17 @@ def open_index(vault: Vault, config: Config) -> SemanticIndex | Refusal:
     finally:
         if not (isinstance(result, SemanticIndex) and result.passages is not None):
             conn.close()  # passages keep it: their float32 rows are read at the cut
+
+
+def read_refusal(ix: SemanticIndex, exc: sqlite3.Error) -> Refusal:
+    """The index failed at query time (the passages' stored float32 rows are read then,
+    from the file as loaded): another process locks it, worded as at load, or the file
+    was damaged on disk since it was loaded (e.g. truncated in place)."""
+    if is_busy(exc):
+        busy = busy_error(ix.path)
+        return Refusal(f"the index `{ix.path}` {str(busy).split(': ', 1)[-1]}", busy.fix or ix.fix)
+    return Refusal(f"the index `{ix.path}` cannot be read any more ({exc}): the file changed "
+                   "on disk since it was loaded; rebuild it", ix.fix)
 
 
 def _reason(exc: StoreError) -> str:
