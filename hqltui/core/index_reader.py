@@ -348,8 +348,8 @@ def _read(
     stale &= present
     lengths = np.fromiter((len(card.text) for card in vault.cards), np.int64, n)
     lengths[stale | ~present] = -1  # the text the passages were cut from is not at hand
-    doubled = doubled_passages(conn, 1) if has_chunks(conn) else []
-    passages = (doubled_passage_problem(str(doubled[0][0]), *doubled[0][1:]).message if doubled
+    twice = doubled_passages(conn, 1) if has_chunks(conn) else []
+    passages = (doubled_passage_problem(str(twice[0][0]), *twice[0][1:]).message if twice
                 else read_passages(conn, dims, position, present, names, lengths, matrix))
     if isinstance(passages, str):  # a chunk table no build writes: trust none of it. A plain
         # build copies a card's passages while its text is unchanged, and whether a span
