@@ -18,6 +18,7 @@ from producer.index_checks import (
     absent_message,
     content_problems,
     doubled_passage_problem,
+    identity_problem,
     model_problems,
     offsets_problem,
     ordinal_problem,
@@ -123,6 +124,8 @@ def verify(vault_dir: str | os.PathLike[str], index_path: str | os.PathLike[str]
 
     model = contents.model
     header = model_problems(model.dimensions, model.metric, model.normalized)
+    identity = identity_problem(model.id, model.revision)
+    header = header if identity is None else [identity, *header]
     problems.extend(_problem(p) for p in header)
     if any(p.kind == "dimensions" for p in header):
         return report  # vectors cannot be measured against an unreadable width

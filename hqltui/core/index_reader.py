@@ -61,6 +61,7 @@ from producer.index_checks import (
     absent_message,
     doubled_passage_problem,
     duplicate_problem,
+    identity_problem,
     model_count_problem,
     model_problems,
     not_unit_passages_message,
@@ -288,8 +289,10 @@ def _read(
         ).fetchall()
     except sqlite3.Error as exc:
         return Refusal(f"the index names no model: {exc}", fix)
-    problems = [model_count_problem(len(rows))] if len(rows) != 1 else model_problems(*rows[0][2:])
-    if problems and problems[0] is not None:
+    problems = [model_count_problem(len(rows))] if len(rows) != 1 else [
+        identity_problem(*rows[0][:2]), *model_problems(*rows[0][2:])]
+    problems = [p for p in problems if p is not None]
+    if problems:
         return Refusal(problems[0].message, fix)
     model_id, revision, dims, metric, normalized = rows[0]
     try:
