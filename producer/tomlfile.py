@@ -95,6 +95,20 @@ def toml_source(file: Path) -> str:
                             read=False) from None
 
 
+def written_path(file: Path) -> Path:
+    """The file an edit of ``file`` writes: itself, or a symlink's target (the link stays).
+    A dangling link or a loop of links is refused: no file is created at its far end."""
+    if not file.is_symlink():
+        return file
+    try:
+        return file.resolve(strict=True)
+    except (OSError, RuntimeError):  # RuntimeError: a loop, before Python 3.13
+        raise TomlFileError(f"{file}: is a symlink to a file that does not exist (or a loop "
+                            "of links), so it was not changed",
+                            f"point {file.name} at an existing file, or replace the link "
+                            "with a file", read=False) from None
+
+
 def _same_newlines(source: str, text: str) -> str:
     """tomlkit writes the lines it adds with LF: in a file whose every line ends CRLF,
     give them CRLF too."""
@@ -113,7 +127,7 @@ def edit_toml(file: Path, change: Callable[[Any], None]) -> None:
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
 
-    target = file.resolve() if file.is_symlink() else file
+    target = written_path(file)
     source = toml_source(target)
     try:
         document = tomlkit.parse(source)

@@ -80,3 +80,25 @@ def test_a_byte_order_mark_is_named_not_reported_as_an_error_at_line_1(tmp_path:
     message = f"{toml}: starts with a byte-order mark (U+FEFF), which TOML does not allow"
     assert message in config.errors["semantics"]
     assert config.file_fix == "save hql.toml as UTF-8 without a BOM"
+
+
+@pytest.mark.parametrize("link", ["dangling", "loop"])
+def test_a_dangling_or_looping_symlink_is_refused_and_nothing_is_created(
+    tmp_path: Path, link: str
+) -> None:
+    toml = tmp_path / "hql.toml"
+    if link == "dangling":
+        toml.symlink_to("elsewhere.toml")
+    else:
+        (tmp_path / "a").symlink_to("b")
+        (tmp_path / "b").symlink_to("a")
+        toml.symlink_to("a")
+    before = sorted(os.listdir(tmp_path))
+    for edit in (lambda: preview_search(tmp_path, SETTINGS), lambda: write_search(tmp_path, SETTINGS)):
+        with pytest.raises(ConfigError) as caught:
+            edit()
+        assert str(caught.value) == (
+            f"{toml}: is a symlink to a file that does not exist (or a loop of links), so it "
+            "was not changed; fix: point hql.toml at an existing file, or replace the link "
+            "with a file")
+    assert sorted(os.listdir(tmp_path)) == before and toml.is_symlink()

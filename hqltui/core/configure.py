@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from producer.config import CONFIG_NAME, DEFAULT_INDEX, ConfigError
-from producer.tomlfile import TomlFileError, edit_toml, toml_source
+from producer.tomlfile import TomlFileError, edit_toml, toml_source, written_path
 
 
 def configure_default_index(root: str | Path, index: str = DEFAULT_INDEX) -> Path:
@@ -75,7 +75,7 @@ def preview_search(root: str | Path, settings: dict[str, Any]) -> tuple[str, str
 
     file = Path(root) / CONFIG_NAME
     try:
-        before = toml_source(file.resolve() if file.is_symlink() else file)
+        before = toml_source(written_path(file))
         document = tomlkit.parse(before)
     except TomlFileError as exc:
         raise ConfigError(str(exc)) from None
