@@ -2,13 +2,14 @@
 
 ``read_toml(file)`` returns the parsed tables or raises ``TomlFileError`` with one
 line naming the file and, in ``fix``, what to do (for a syntax error: the line
-and the table it is in). It reads through ``read_regular``, so a symlink or a
-special file is never followed. ``FileNotFoundError`` passes through: an absent
-file means something different to each caller.
+and the table it is in). It reads through ``read_regular``, so a special file
+(a FIFO, a device) is never opened for reading. ``FileNotFoundError`` passes
+through: an absent file means something different to each caller.
 
 ``edit_toml(file, change)`` applies ``change`` to the tomlkit document of the file
-(created when absent), keeping comments, order and formatting of everything
-else, and replaces the file atomically.
+(created when absent), keeping comments, order, formatting, line ends and
+permission bits of everything else, and replaces the file atomically; a symlink
+is written through to its target, a read-only file is refused.
 """
 
 from __future__ import annotations
