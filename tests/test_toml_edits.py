@@ -102,3 +102,14 @@ def test_a_dangling_or_looping_symlink_is_refused_and_nothing_is_created(
             "was not changed; fix: point hql.toml at an existing file, or replace the link "
             "with a file")
     assert sorted(os.listdir(tmp_path)) == before and toml.is_symlink()
+
+
+def test_a_crlf_labels_file_keeps_its_line_ends_when_a_card_is_labelled(tmp_path: Path) -> None:
+    from hqltui.core.labels import change, load_labels, toggle_relevant
+
+    path = tmp_path / "queries.toml"
+    path.write_bytes(b'# my labels\r\n[[query]]\r\ntext = "owls"\r\nrelevant = ["barn-owl"]\r\n')
+    change(load_labels(path), "herons", lambda label: toggle_relevant(label, "grey-heron"))
+    written = path.read_bytes()
+    assert written.startswith(b'# my labels\r\n[[query]]\r\ntext = "owls"\r\n')
+    assert b'text = "herons"\r\n' in written and b"\n" not in written.replace(b"\r\n", b"")
