@@ -12,6 +12,7 @@ from producer.index import (
     StoreError,
     connect_readonly,
     read_index,
+    sql_value,
 )
 from producer.index_checks import (
     IndexProblem,
@@ -239,6 +240,9 @@ def format_inspect(info: dict[str, object]) -> str:
             f"{recipe.get('max_per_card')} per card, breaks {recipe.get('breaks')}"
             + ("" if passages["recipe_known"] else " (not a recipe this tool knows)"),
         ))
-    lines = [f"{label:<{LABEL_WIDTH}}{value}" for label, value in rows]
+    # a value as stored: text as it is, anything else (NULL, a number where text belongs)
+    # as a user reads it, never Python's ``None``
+    lines = [f"{label:<{LABEL_WIDTH}}{value if isinstance(value, str) else sql_value(value)}"
+             for label, value in rows]
     lines += [" " * LABEL_WIDTH + str(q) for q in info["queries"]]  # type: ignore[union-attr]
     return "\n".join(lines)

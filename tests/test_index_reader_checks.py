@@ -153,3 +153,13 @@ def test_a_model_row_without_a_text_id_and_revision_refuses_semantic(
         assert ranking.refusal is not None and ranking.refusal.message == message
     assert answer.lexical.ok
     assert message in [p.message for p in verify(vault, index).problems]
+
+
+def test_inspect_shows_a_null_revision_as_null_not_none(vault: Path) -> None:
+    from producer.verify import format_inspect, inspect
+
+    index = vault / ".hql/index.sqlite"
+    doctor(index, *UNTYPED_MODEL, "UPDATE model SET revision = NULL, id = 7")
+    lines = format_inspect(inspect(index)).splitlines()
+    assert "model         7" in lines and "revision      NULL" in lines
+    assert "None" not in "\n".join(lines)
