@@ -69,6 +69,7 @@ from producer.index import (
     readable_query_texts,
     same_vault,
 )
+from producer.index_checks import offsets_problem, ordinal_problem
 from producer.passages import DEFAULT_RECIPE, cut_windows, passage_text, tokens_needed, whole
 from producer.vault import vault_problem
 from producer.yamlcore import HeaderError
@@ -347,7 +348,7 @@ def _build_locked(
     kept_chunks = {
         name: rows
         for name, rows in stored_chunks.items()
-        if name in card_blobs and all(usable(r.embedding) for r in rows)
+        if name in card_blobs and all(usable(r.embedding) for r in rows) and _as_written(rows)
     }
     to_cut = [c for c in vault.cards if recipe is not None and c.name not in kept_chunks]
 
@@ -584,6 +585,18 @@ def _build_locked(
         writer.add_queries(QueryRow(t, query_blobs[t]) for t in sorted(query_texts))
         writer.commit()
     return result(False, len(to_embed_queries), dims, spec.provider)
+
+
+def _as_written(rows: list[ChunkRow]) -> bool:
+    """May a card's stored passages be copied as they are? Only when a build could have
+    written them: numbered 0..n-1 once each, each a span of characters (``index_checks``'
+    rules). A tampered row (a doubled or text ordinal, a reversed span) is cut afresh
+    instead of being copied into the new index, or failing its writer's order check."""
+    return [r.ordinal for r in rows] == list(range(len(rows))) and not any(
+        ordinal_problem(r.card, r.ordinal)
+        or offsets_problem(r.card, r.ordinal, r.start, r.end, None)
+        for r in rows
+    )
 
 
 def _read_text(root: Path, card: CardDigest) -> tuple[str, str, str]:

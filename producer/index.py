@@ -268,6 +268,8 @@ class IndexContents:
     queries: list[QueryRow] = field(default_factory=list)
     recipe: StoredRecipe | None = None  # None: no passages
     chunks: list[ChunkRow] = field(default_factory=list)  # by card, then ordinal
+    # (card, ordinal, rows) of each passage in several rows (``doubled_passages``)
+    doubled_chunks: list[tuple[object, object, int]] = field(default_factory=list)
 
 
 # ----------------------------------------------------------------- reading
@@ -473,9 +475,9 @@ def read_index(path: str | os.PathLike[str]) -> IndexContents:
                 for t, e in conn.execute("SELECT text, embedding FROM query ORDER BY text")
             ]
             recipe, chunks = read_chunks(conn, path) if has_chunks(conn) else (None, [])
-        return IndexContents(
-            model=model, meta=meta, cards=cards, queries=queries, recipe=recipe, chunks=chunks
-        )
+            doubled = doubled_passages(conn) if recipe is not None else []
+        return IndexContents(model=model, meta=meta, cards=cards, queries=queries,
+                             recipe=recipe, chunks=chunks, doubled_chunks=doubled)
     finally:
         conn.close()
 
@@ -486,6 +488,20 @@ def has_chunks(conn: sqlite3.Connection) -> bool:
         "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'chunk'"
     ).fetchone()
     return bool(row and row[0])
+
+
+def doubled_passages(conn: sqlite3.Connection, limit: int = -1) -> list[tuple[object, object, int]]:
+    """(card, ordinal, rows) of each passage stored in more than one row, by card and
+    ordinal. The schema's primary key makes that impossible, so only a chunk table
+    rebuilt without a unique key on (card, ordinal) is scanned."""
+    for _, name, unique, *_ in conn.execute("PRAGMA index_list(chunk)").fetchall():
+        columns = [r[0] for r in conn.execute("SELECT name FROM pragma_index_info(?)", (name,))]
+        if unique and columns == ["card", "ordinal"]:
+            return []
+    return conn.execute(
+        "SELECT card, ordinal, count(*) FROM chunk GROUP BY card, ordinal HAVING count(*) > 1 "
+        "ORDER BY card, ordinal LIMIT ?", (limit,)
+    ).fetchall()
 
 
 def read_recipe(conn: sqlite3.Connection) -> StoredRecipe:

@@ -64,6 +64,19 @@ def model_count_problem(rows: int) -> IndexProblem | None:
     return IndexProblem("models", REFUSE, message)
 
 
+def identity_problem(model_id: object, revision: object) -> IndexProblem | None:
+    """A model row whose id or revision is not text (a table rebuilt without NOT NULL):
+    every semantic score names its model and pinned revision, so the index is refused
+    rather than scored under ``None``."""
+    if isinstance(model_id, str) and model_id and isinstance(revision, str) and revision:
+        return None
+    return IndexProblem(
+        "model_identity", REFUSE,
+        f"the index names its model {sql_value(model_id)} at revision {sql_value(revision)}; "
+        "a score's provenance needs both, as text",
+    )
+
+
 def model_problems(dims: object, metric: object, normalized: object) -> list[IndexProblem]:
     """What the model row declares that the reader cannot score with (all of it)."""
     out = []
@@ -231,6 +244,15 @@ def ordinal_problem(card: str, ordinal: object) -> IndexProblem | None:
         "passage_ordinal", REFUSE,
         f"a passage of `{card}` has the ordinal {sql_value(ordinal)}, not a whole number "
         "from 0", card,
+    )
+
+
+def doubled_passage_problem(card: str, ordinal: object, rows: int) -> IndexProblem:
+    """One passage in several rows (a table rebuilt without its key): which row answered
+    could not be said, so the rows cannot be trusted."""
+    return IndexProblem(
+        "passage_ordinal", REFUSE,
+        f"passage {sql_value(ordinal)} of `{card}` has {rows} rows in the index, not one", card,
     )
 
 

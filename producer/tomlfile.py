@@ -2,18 +2,21 @@
 
 ``read_toml(file)`` returns the parsed tables or raises ``TomlFileError`` with one
 line naming the file and, in ``fix``, what to do (for a syntax error: the line
-and the table it is in). It reads through ``read_regular``, so a symlink or a
-special file is never followed. ``FileNotFoundError`` passes through: an absent
-file means something different to each caller.
+and the table it is in). It reads through ``read_regular``, so a special file
+(a FIFO, a device) is never opened for reading. ``FileNotFoundError`` passes
+through: an absent file means something different to each caller.
 
 ``edit_toml(file, change)`` applies ``change`` to the tomlkit document of the file
-(created when absent), keeping comments, order and formatting of everything
-else, and replaces the file atomically.
+(created when absent), keeping comments, order, formatting, line ends and
+permission bits of everything else, and replaces the file atomically; a symlink
+is written through to its target, a read-only file is refused.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -69,6 +72,9 @@ def read_toml(file: Path) -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise TomlFileError(f"{file}: is not UTF-8 (invalid byte at offset {exc.start})",
                             f"save {file.name} as UTF-8") from None
+    if text.startswith("\ufeff"):  # invisible in an editor: say what it is, not "line 1"
+        raise TomlFileError(f"{file}: starts with a byte-order mark (U+FEFF), which TOML "
+                            "does not allow", f"save {file.name} as UTF-8 without a BOM")
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -77,21 +83,74 @@ def read_toml(file: Path) -> dict[str, Any]:
                             f"{fix} of {file.name}") from None
 
 
+def toml_source(file: Path) -> str:
+    """The file's text exactly as on disk (no newline translation: a CRLF file stays
+    CRLF through an edit); "" when absent. Raises ``TomlFileError``."""
+    try:
+        return read_regular(file).decode("utf-8")
+    except FileNotFoundError:
+        return ""
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8"
+        raise TomlFileError(f"{file}: cannot be updated: {reason}", f"fix {file.name}",
+                            read=False) from None
+
+
+def written_path(file: Path) -> Path:
+    """The file an edit of ``file`` writes: itself, or a symlink's target (the link stays).
+    A dangling link or a loop of links is refused: no file is created at its far end."""
+    if not file.is_symlink():
+        return file
+    try:
+        return file.resolve(strict=True)
+    except (OSError, RuntimeError):  # RuntimeError: a loop, before Python 3.13
+        raise TomlFileError(f"{file}: is a symlink to a file that does not exist (or a loop "
+                            "of links), so it was not changed",
+                            f"point {file.name} at an existing file, or replace the link "
+                            "with a file", read=False) from None
+
+
+def _same_newlines(source: str, text: str) -> str:
+    """tomlkit writes the lines it adds with LF: in a file whose every line ends CRLF,
+    give them CRLF too."""
+    if "\r\n" in source and "\n" not in source.replace("\r\n", ""):
+        return re.sub(r"(?<!\r)\n", "\r\n", text)
+    return text
+
+
 def edit_toml(file: Path, change: Callable[[Any], None]) -> None:
     """Apply ``change`` to the file's tomlkit document and write it back atomically.
 
-    ``change`` may raise ``TomlFileError`` to refuse; nothing is written then."""
+    The file written is the one read: a symlink is written through (its target is
+    replaced, the link stays), the file's permission bits are kept, and a read-only
+    file is refused, not replaced. ``change`` may raise ``TomlFileError`` to refuse;
+    nothing is written then."""
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
 
+    target = written_path(file)
+    source = toml_source(target)
     try:
-        source = file.read_text(encoding="utf-8") if file.exists() else ""
         document = tomlkit.parse(source)
-    except (OSError, UnicodeDecodeError, TOMLKitError) as exc:
+    except TOMLKitError as exc:
         raise TomlFileError(f"{file}: cannot be updated: {exc}", f"fix {file.name}",
                             read=False) from None
+    mode = None
+    if target.exists():
+        mode = stat.S_IMODE(target.stat().st_mode)
+        if not mode & stat.S_IWUSR:
+            raise TomlFileError(f"{file}: is read-only, so it was not changed",
+                                f"make it writable (chmod u+w {file.name}) and try again",
+                                read=False)
     change(document)
-    text = tomlkit.dumps(document)
-    tmp = file.with_name(f".{file.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(file)
+    text = _same_newlines(source, tomlkit.dumps(document))
+    tmp = target.with_name(f".{target.name}.tmp")
+    try:
+        tmp.write_bytes(text.encode("utf-8"))
+        if mode is not None:
+            os.chmod(tmp, mode)
+        tmp.replace(target)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise TomlFileError(f"{file}: cannot be written: {exc.strerror}",
+                            f"check the permissions of {target.parent}", read=False) from None

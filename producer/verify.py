@@ -12,11 +12,14 @@ from producer.index import (
     StoreError,
     connect_readonly,
     read_index,
+    sql_value,
 )
 from producer.index_checks import (
     IndexProblem,
     absent_message,
     content_problems,
+    doubled_passage_problem,
+    identity_problem,
     model_problems,
     offsets_problem,
     ordinal_problem,
@@ -122,6 +125,8 @@ def verify(vault_dir: str | os.PathLike[str], index_path: str | os.PathLike[str]
 
     model = contents.model
     header = model_problems(model.dimensions, model.metric, model.normalized)
+    identity = identity_problem(model.id, model.revision)
+    header = header if identity is None else [identity, *header]
     problems.extend(_problem(p) for p in header)
     if any(p.kind == "dimensions" for p in header):
         return report  # vectors cannot be measured against an unreadable width
@@ -148,6 +153,7 @@ def _passage_checks(contents, vault, dims: int) -> list[IndexProblem]:  # noqa: 
         [c.name for c in contents.cards],
         dims,
     )
+    out += [doubled_passage_problem(str(c), o, n) for c, o, n in contents.doubled_chunks]
     hashes = {c.name: c.content_hash for c in contents.cards}
     for chunk in contents.chunks:
         card = vault.by_name.get(chunk.card)
@@ -234,6 +240,9 @@ def format_inspect(info: dict[str, object]) -> str:
             f"{recipe.get('max_per_card')} per card, breaks {recipe.get('breaks')}"
             + ("" if passages["recipe_known"] else " (not a recipe this tool knows)"),
         ))
-    lines = [f"{label:<{LABEL_WIDTH}}{value}" for label, value in rows]
+    # a value as stored: text as it is, anything else (NULL, a number where text belongs)
+    # as a user reads it, never Python's ``None``
+    lines = [f"{label:<{LABEL_WIDTH}}{value if isinstance(value, str) else sql_value(value)}"
+             for label, value in rows]
     lines += [" " * LABEL_WIDTH + str(q) for q in info["queries"]]  # type: ignore[union-attr]
     return "\n".join(lines)

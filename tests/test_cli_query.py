@@ -186,6 +186,21 @@ def test_eval_refuses_a_bad_queries_file(vault: Path, tmp_path: Path, capsys, bo
     queries = write_queries(tmp_path / "q.toml", body)
     code, _, err = run(capsys, "eval", str(vault), str(queries))
     assert code == 1 and "q.toml" in err and "Traceback" not in err
+    assert err.count("fix: ") == 1  # one fix, said once
+
+
+def test_a_labels_file_that_is_a_directory_or_not_toml_is_one_line_with_one_fix(
+    vault: Path, tmp_path: Path, capsys
+) -> None:
+    (tmp_path / "labels").mkdir()
+    code, _, err = run(capsys, "eval", str(vault), str(tmp_path / "labels"))
+    assert code == 1 and err == (f"hql-tui: {tmp_path}/labels: cannot be read: a directory, "
+                                 "not a regular file; fix: make labels a readable file\n")
+    queries = write_queries(tmp_path / "q.toml", "[[query]]\ntext = 'owl\n")
+    code, out, _ = run(capsys, "eval", str(vault), str(queries), "--json")
+    error = json.loads(out)["error"]
+    assert code == 1 and "fix:" not in error["message"]
+    assert error["fix"] == "fix the file of q.toml"  # tomllib names no line here
 
 
 def test_eval_compares_fusions_with_ratios_and_lists_losses(

@@ -128,3 +128,38 @@ def test_a_locked_index_is_refused_after_the_wait_naming_the_lock(vault: Path) -
     assert "is locked by another process (database is locked; waited 5 s" in refusal.message
     assert f"pid {holder.pid} (" in refusal.message
     assert refusal.fix == "try again once that process has finished or closed the index"
+
+
+UNTYPED_MODEL = ("CREATE TABLE m2 (id, revision, dimensions, metric, normalized)",
+                 "INSERT INTO m2 SELECT * FROM model", "DROP TABLE model",
+                 "ALTER TABLE m2 RENAME TO model")
+
+
+@pytest.mark.parametrize(("edit", "named"), [
+    ("UPDATE model SET revision = NULL", "'test/model' at revision NULL"),
+    ("UPDATE model SET id = 7", "7 at revision 'rev-1'"),
+    ("UPDATE model SET revision = ''", "'test/model' at revision ''"),
+], ids=["null-revision", "number-id", "empty-revision"])
+def test_a_model_row_without_a_text_id_and_revision_refuses_semantic(
+    vault: Path, tmp_path: Path, edit: str, named: str
+) -> None:
+    """Every semantic score names its model and pinned revision: an index that names
+    none is refused, not scored under `None`."""
+    index = vault / ".hql/index.sqlite"
+    doctor(index, *UNTYPED_MODEL, edit)
+    message = f"the index names its model {named}; a score's provenance needs both, as text"
+    answer = _session(vault, tmp_path).query(QUERY)
+    for ranking in (answer.semantic, answer.hybrid):
+        assert ranking.refusal is not None and ranking.refusal.message == message
+    assert answer.lexical.ok
+    assert message in [p.message for p in verify(vault, index).problems]
+
+
+def test_inspect_shows_a_null_revision_as_null_not_none(vault: Path) -> None:
+    from producer.verify import format_inspect, inspect
+
+    index = vault / ".hql/index.sqlite"
+    doctor(index, *UNTYPED_MODEL, "UPDATE model SET revision = NULL, id = 7")
+    lines = format_inspect(inspect(index)).splitlines()
+    assert "model         7" in lines and "revision      NULL" in lines
+    assert "None" not in "\n".join(lines)

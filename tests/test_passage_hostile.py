@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -162,3 +165,114 @@ def test_absent_and_orphan_passages_read_as_verify_words_them(pristine: Path,
         "2 cards have no passages in the index, so the semantic arm scores them by their card "
         "vector alone: `heron`, `owl`")
     assert semantic.ok
+
+
+# the chunk table rebuilt without its key or column types: any value, any number of times
+UNKEYED = [(sql, ()) for sql in (
+    "CREATE TABLE loose (card, ordinal, start_char, end_char, embedding)",
+    "INSERT INTO loose SELECT * FROM chunk", "DROP TABLE chunk",
+    "ALTER TABLE loose RENAME TO chunk")]
+
+
+@pytest.mark.parametrize("edits", [
+    pytest.param([*UNKEYED, (f"INSERT INTO chunk SELECT * FROM chunk {SHELL_1}", ())],
+                 id="doubled-row"),
+    pytest.param([*UNKEYED, ("UPDATE chunk SET ordinal = CAST(ordinal AS TEXT)", ())],
+                 id="text-ordinals"),
+    pytest.param([(f"UPDATE chunk SET ordinal = 9223372036854775807 {SHELL_1}", ())],
+                 id="huge-ordinal"),
+    pytest.param([(f"UPDATE chunk SET start_char = 500, end_char = 100 {SHELL_1}", ())],
+                 id="reversed-span"),
+])
+def test_a_plain_build_cuts_tampered_passages_afresh_instead_of_copying_them(
+    pristine: Path, tmp_path: Path, edits: list[tuple[str, tuple[object, ...]]]
+) -> None:
+    """The refusal's fix is `hql-semantics build`: it must repair the table, not say
+    "up to date" over it (or fail its own order check on a doubled row)."""
+    root = tampered(pristine, tmp_path, *edits)
+    result = real_build(root, packaged_embedder(), passages=True)
+    assert not result.up_to_date
+    report = verify(root, root / ".hql/index.sqlite")
+    assert report.problems == [] and report.passages == 11
+    _, semantic, _ = semantic_and_hybrid(root, tmp_path)
+    assert semantic.ok
+
+
+def test_the_fix_of_a_passage_refusal_repairs_the_index(pristine: Path, tmp_path: Path) -> None:
+    """An end past the text of an unchanged card: a plain build copies the row (it does not
+    read the text of a card it keeps), so the fix the refusal names is a full build."""
+    edit = ("UPDATE chunk SET end_char = 999999 WHERE card = 'shell' AND ordinal = 8", ())
+    root = tampered(pristine, tmp_path, edit)
+    _, semantic, _ = semantic_and_hybrid(root, tmp_path)
+    assert semantic.refusal is not None
+    assert semantic.refusal.fix == (f"hql-semantics build --vault {root.as_posix()} --out "
+                                    f"{root.as_posix()}/.hql/index.sqlite --full")
+    assert real_build(root, packaged_embedder(), passages=True).up_to_date  # why: not enough
+    real_build(root, packaged_embedder(), passages=True, full=True)
+    assert verify(root, root / ".hql/index.sqlite").problems == []
+    _, semantic, _ = semantic_and_hybrid(root, tmp_path)
+    assert semantic.ok
+
+
+def test_a_passage_stored_twice_is_named_by_verify_and_refuses_the_semantic_arm(
+    pristine: Path, tmp_path: Path
+) -> None:
+    """Which of two rows of passage 8 answered cannot be said: the table (rebuilt without
+    its key) is not one a build writes."""
+    root = tampered(pristine, tmp_path, *UNKEYED,
+                    ("UPDATE chunk SET ordinal = 8 WHERE card = 'shell' AND ordinal = 1", ()))
+    message = "passage 8 of `shell` has 2 rows in the index, not one"
+    report = verify(root, root / ".hql/index.sqlite")
+    assert [(p.kind, p.message) for p in report.problems] == [("passage_ordinal", message)]
+    _, semantic, hybrid = semantic_and_hybrid(root, tmp_path)
+    for ranking in (semantic, hybrid):
+        assert ranking.refusal is not None and ranking.refusal.message == message
+
+
+def test_an_index_truncated_in_place_after_loading_refuses_semantic_saying_so(
+    pristine: Path, tmp_path: Path
+) -> None:
+    """The passages' float32 rows are read from the file as loaded, at query time: cut
+    short under a running session, the arm refuses alone, naming the file and the build."""
+    root = tampered(pristine, tmp_path)
+    session = Session.load(root, cache_dir=tmp_path / "cache")
+    assert session.query(QUERY).semantic.ok
+    os.truncate(root / ".hql/index.sqlite", 8192)
+    answer = session.query(QUERY)
+    assert answer.lexical.ok and answer.lexical.hits
+    for ranking in (answer.semantic, answer.hybrid):
+        assert ranking.refusal is not None
+        assert ranking.refusal.message == (
+            f"the index `{root.as_posix()}/.hql/index.sqlite` cannot be read any more "
+            "(database disk image is malformed): the file changed on disk since it was "
+            "loaded; rebuild it")
+        assert ranking.refusal.fix.startswith("hql-semantics build --vault")
+
+
+def test_an_index_locked_by_another_process_after_loading_is_worded_as_at_load(
+    pristine: Path, tmp_path: Path
+) -> None:
+    root = tampered(pristine, tmp_path)
+    session = Session.load(root, cache_dir=tmp_path / "cache")
+    assert session.query(QUERY).semantic.ok
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sqlite3, time\n"
+         f"c = sqlite3.connect({str(root / '.hql/index.sqlite')!r}, isolation_level=None)\n"
+         "c.execute('BEGIN EXCLUSIVE')\n"
+         "print('held', flush=True)\n"
+         "time.sleep(120)\n"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        semantic = session.query(QUERY).semantic
+    finally:
+        holder.kill()
+        holder.wait()
+    assert semantic.refusal is not None
+    assert semantic.refusal.message.startswith(
+        f"the index `{root.as_posix()}/.hql/index.sqlite` is locked by another process "
+        "(database is locked; waited 5 s; held open by ")
+    assert f"pid {holder.pid} (" in semantic.refusal.message
+    assert semantic.refusal.fix == "try again once that process has finished or closed the index"

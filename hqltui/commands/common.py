@@ -93,7 +93,7 @@ def labelled_session(args: argparse.Namespace, label: str) -> tuple[list[Any], A
         queries = read_queries(Path(args.queries))
         session = Session.load(args.vault)
     except QueriesError as exc:
-        return refuse(args, label, str(exc), f"fix {args.queries}")
+        return refuse(args, label, str(exc), exc.fix or f"fix {args.queries}")
     except (NotADirectoryError, FileNotFoundError) as exc:
         return refuse(args, label, str(exc), "name an existing vault directory")
     if "search" in session.config.errors:

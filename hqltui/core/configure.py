@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from producer.config import CONFIG_NAME, DEFAULT_INDEX, ConfigError
-from producer.tomlfile import TomlFileError, edit_toml
+from producer.tomlfile import TomlFileError, edit_toml, toml_source, written_path
 
 
 def configure_default_index(root: str | Path, index: str = DEFAULT_INDEX) -> Path:
@@ -74,9 +74,11 @@ def preview_search(root: str | Path, settings: dict[str, Any]) -> tuple[str, str
     import tomlkit
 
     file = Path(root) / CONFIG_NAME
-    before = file.read_text(encoding="utf-8") if file.exists() else ""
     try:
+        before = toml_source(written_path(file))
         document = tomlkit.parse(before)
+    except TomlFileError as exc:
+        raise ConfigError(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - tomlkit's errors have no common base we need
         raise ConfigError(f"{file}: {exc}") from None
     search_change(settings)(document)

@@ -29,7 +29,12 @@ DEFAULT_KIND = "query"  # the kind of an entry that names none
 
 
 class QueriesError(ValueError):
-    """A labels file that cannot be used: one line naming the file and the entry."""
+    """A labels file that cannot be used: one line naming the file and the entry;
+    ``fix`` what to do, when it is more than fixing that file (a TOML error's line)."""
+
+    def __init__(self, message: str, fix: str | None = None) -> None:
+        super().__init__(message)
+        self.fix = fix
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,7 @@ def read_queries(path: Path) -> list[LabelledQuery]:
     except FileNotFoundError:
         raise QueriesError(f"{path}: no such file") from None
     except TomlFileError as exc:
-        raise QueriesError(str(exc)) from None
+        raise QueriesError(exc.message, exc.fix) from None
     return parse_queries(data, path)
 
 

@@ -48,14 +48,20 @@ from producer.config import Config
 from producer.index import (
     IndexBusy,
     StoreError,
+    busy_error,
     connect_readonly,
+    doubled_passages,
+    has_chunks,
+    is_busy,
     is_sqlite_file,
     same_vault,
 )
 from producer.index import unpack as unpack_vectors
 from producer.index_checks import (
     absent_message,
+    doubled_passage_problem,
     duplicate_problem,
+    identity_problem,
     model_count_problem,
     model_problems,
     not_unit_passages_message,
@@ -238,6 +244,17 @@ def open_index(vault: Vault, config: Config) -> SemanticIndex | Refusal:
             conn.close()  # passages keep it: their float32 rows are read at the cut
 
 
+def read_refusal(ix: SemanticIndex, exc: sqlite3.Error) -> Refusal:
+    """The index failed at query time (the passages' stored float32 rows are read then,
+    from the file as loaded): another process locks it, worded as at load, or the file
+    was damaged on disk since it was loaded (e.g. truncated in place)."""
+    if is_busy(exc):
+        busy = busy_error(ix.path)
+        return Refusal(f"the index `{ix.path}` {str(busy).split(': ', 1)[-1]}", busy.fix or ix.fix)
+    return Refusal(f"the index `{ix.path}` cannot be read any more ({exc}): the file changed "
+                   "on disk since it was loaded; rebuild it", ix.fix)
+
+
 def _reason(exc: StoreError) -> str:
     text = str(exc)
     if "(" in text and text.endswith(")"):
@@ -272,8 +289,10 @@ def _read(
         ).fetchall()
     except sqlite3.Error as exc:
         return Refusal(f"the index names no model: {exc}", fix)
-    problems = [model_count_problem(len(rows))] if len(rows) != 1 else model_problems(*rows[0][2:])
-    if problems and problems[0] is not None:
+    problems = [model_count_problem(len(rows))] if len(rows) != 1 else [
+        identity_problem(*rows[0][:2]), *model_problems(*rows[0][2:])]
+    problems = [p for p in problems if p is not None]
+    if problems:
         return Refusal(problems[0].message, fix)
     model_id, revision, dims, metric, normalized = rows[0]
     try:
@@ -332,9 +351,13 @@ def _read(
     stale &= present
     lengths = np.fromiter((len(card.text) for card in vault.cards), np.int64, n)
     lengths[stale | ~present] = -1  # the text the passages were cut from is not at hand
-    passages = read_passages(conn, dims, position, present, names, lengths, matrix)
-    if isinstance(passages, str):
-        return Refusal(passages, fix)
+    twice = doubled_passages(conn, 1) if has_chunks(conn) else []
+    passages = (doubled_passage_problem(str(twice[0][0]), *twice[0][1:]).message if twice
+                else read_passages(conn, dims, position, present, names, lengths, matrix))
+    if isinstance(passages, str):  # a chunk table no build writes: trust none of it. A plain
+        # build copies a card's passages while its text is unchanged, and whether a span
+        # lies inside that text is not known without reading it, so the fix is --full.
+        return Refusal(passages, f"{fix} --full")
     if passages is not None:
         orphans |= {n for n in passages.orphans if n not in position}
     return SemanticIndex(

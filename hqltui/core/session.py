@@ -84,6 +84,7 @@ arm it fuses.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -98,7 +99,7 @@ from hqltui.core.config import AppConfig as Config
 from hqltui.core.config import SearchConfig, load_config
 from hqltui.core.fusion import FusionConfig, QueryStats
 from hqltui.core.hybrid import ArmScores
-from hqltui.core.index_reader import SemanticIndex
+from hqltui.core.index_reader import SemanticIndex, read_refusal
 from hqltui.core.index_reader import open_index as open_index_of
 from hqltui.core.lexical import DocFreq
 from hqltui.core.oneline import link_target
@@ -470,11 +471,18 @@ class Session:
             assert self.index_refusal is not None
             return ArmScores("semantic", None, None, refusal=self.index_refusal)
         scored = _guarded(
-            "semantic", "failed on this query", lambda: self._score_semantic(text, cut, live)
+            "semantic", "failed on this query", lambda: self._read_semantic(text, cut, live)
         )
         if isinstance(scored, Refusal):
             return ArmScores("semantic", None, None, self.index.warnings(), scored)
         return scored
+
+    def _read_semantic(self, text: str, cut: int | None, live: bool) -> ArmScores | Refusal:
+        try:
+            return self._score_semantic(text, cut, live)
+        except sqlite3.Error as exc:  # the file under the passages' rows: locked or damaged
+            assert self.index is not None
+            return read_refusal(self.index, exc)
 
     def _score_semantic(self, text: str, cut: int | None, live: bool) -> ArmScores:
         ix = self.index

@@ -25,6 +25,7 @@ from mcp.server.stdio import stdio_server
 from hqltui.core import agent
 from hqltui.core.agent import Refused
 from hqltui.mcp.served import Served
+from hqltui.mcp.unreadable import Answering
 from producer.wording import with_fix
 
 NAME = "hql-tui"
@@ -259,5 +260,5 @@ async def serve(served: Served, *, allow_build: bool, live: bool) -> None:
     server = build_server(served, allow_build=allow_build, live=live)
     async with stdio_server() as (read, write), anyio.create_task_group() as group:
         group.start_soon(served.watch)
-        await server.run(read, write, server.create_initialization_options())
+        await server.run(Answering(read, write), write, server.create_initialization_options())
         group.cancel_scope.cancel()
