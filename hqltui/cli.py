@@ -40,6 +40,9 @@ def app_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from hqltui.runtime import quiet_blas
+
+    quiet_blas()  # before any command imports numpy
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] in SUBCOMMANDS:
         try:
