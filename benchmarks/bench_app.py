@@ -173,6 +173,29 @@ def _reap(proc: subprocess.Popen, master: int, timeout: float) -> int:
     return 0
 
 
+def spawn_on_pty(root: Path, cache: Path, command: list[str] | None = None,
+                 ) -> tuple[subprocess.Popen[bytes], int, Path]:
+    """``hql-tui ROOT`` (or ``command``) started on a 120×36 pseudo-terminal, writing its
+    ready markers to a new file: (the process, the terminal's master end, the marker file)."""
+    marker = Path(tempfile.mkstemp(prefix="hql-ready-")[1])
+    marker.write_text("")
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 36, 120, 0, 0))
+    env = dict(os.environ, HQL_TUI_READY_FILE=str(marker), XDG_CACHE_HOME=str(cache),
+               HQL_TUI_HISTORY=str(cache / "history.jsonl"), TERM="xterm-256color")
+    env.pop("NO_COLOR", None)
+    # The interpreter's bytecode cache as an installed app has it (pip writes it; a
+    # source checkout writes it on first run): with PYTHONDONTWRITEBYTECODE inherited,
+    # every start would compile the project's modules again, which no user's start does.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    proc = subprocess.Popen(
+        command or [sys.executable, "-m", "hqltui.cli", str(root)],
+        stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True,
+    )
+    os.close(slave)
+    return proc, master, marker
+
+
 def run_on_pty(
     root: Path, cache: Path, queries: list[str] = (), timeout: float = 120.0,
     command: list[str] | None = None, until: tuple[str, ...] = ("ranking-ready", "vault-failed"),
@@ -186,23 +209,8 @@ def run_on_pty(
     show its answer, the 50 ms debounce included); ctrl+u clears the query, and the
     answer to the empty query is awaited too.
     """
-    marker = Path(tempfile.mkstemp(prefix="hql-ready-")[1])
-    marker.write_text("")
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 36, 120, 0, 0))
-    env = dict(os.environ, HQL_TUI_READY_FILE=str(marker), XDG_CACHE_HOME=str(cache),
-               HQL_TUI_HISTORY=str(cache / "history.jsonl"), TERM="xterm-256color")
-    env.pop("NO_COLOR", None)
-    # The interpreter's bytecode cache as an installed app has it (pip writes it; a
-    # source checkout writes it on first run): with PYTHONDONTWRITEBYTECODE inherited,
-    # every start would compile the project's modules again, which no user's start does.
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
     started = time.time()
-    proc = subprocess.Popen(
-        command or [sys.executable, "-m", "hqltui.cli", str(root)],
-        stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True,
-    )
-    os.close(slave)
+    proc, master, marker = spawn_on_pty(root, cache, command)
     keys: list[float] = []
     peak = 0
     try:

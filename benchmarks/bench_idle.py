@@ -13,18 +13,13 @@ time but hardly its CPU.
 from __future__ import annotations
 
 import argparse
-import fcntl
 import os
-import pty
-import struct
 import subprocess
-import sys
 import tempfile
-import termios
 import time
 from pathlib import Path
 
-from benchmarks.bench_app import _drain, _wait_for
+from benchmarks.bench_app import _drain, _wait_for, spawn_on_pty
 from benchmarks.report import write_report
 
 
@@ -36,17 +31,7 @@ def cpu_seconds(pid: int) -> float:
 
 def idle_cpu(root: Path, cache: Path, seconds: float) -> tuple[float, float]:
     """(CPU seconds, wall seconds) of the app over ``seconds`` of no input."""
-    marker = Path(tempfile.mkstemp(prefix="hql-ready-")[1])
-    marker.write_text("")
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 36, 120, 0, 0))
-    env = dict(os.environ, HQL_TUI_READY_FILE=str(marker), XDG_CACHE_HOME=str(cache),
-               HQL_TUI_HISTORY=str(cache / "history.jsonl"), TERM="xterm-256color")
-    env.pop("NO_COLOR", None)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    proc = subprocess.Popen([sys.executable, "-m", "hqltui.cli", str(root)], stdin=slave,
-                            stdout=slave, stderr=slave, env=env, close_fds=True)
-    os.close(slave)
+    proc, master, marker = spawn_on_pty(root, cache)
     try:
         _wait_for(master, marker,
                   lambda ls: any(e in ("ranking-ready", "vault-failed") for e, _, _ in ls), 600)
