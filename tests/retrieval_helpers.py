@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -71,3 +75,24 @@ def doctor(path: Path, *statements: str, params: tuple = ()) -> None:
         conn.commit()
     finally:
         conn.close()
+
+
+@contextmanager
+def locked(index: Path) -> Iterator[subprocess.Popen[str]]:
+    """Another process holding ``BEGIN EXCLUSIVE`` on ``index`` for the ``with`` block
+    (it has taken the lock when the block starts); the process is yielded for its pid."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sqlite3, time\n"
+         f"c = sqlite3.connect({str(index)!r}, isolation_level=None)\n"
+         "c.execute('BEGIN EXCLUSIVE')\n"
+         "print('held', flush=True)\n"
+         "time.sleep(120)\n"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        yield holder
+    finally:
+        holder.kill()
+        holder.wait()

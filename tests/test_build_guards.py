@@ -4,13 +4,12 @@ query without a line naming it (issue: bad input, round two)."""
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
 
 import pytest
 
 from producer.build import BuildError
 from producer.index import read_index
+from tests.retrieval_helpers import locked
 from tests.test_build import Counting, make_vault, run
 
 
@@ -28,17 +27,7 @@ def _built(vault, tmp_path):
 def test_a_locked_index_is_refused_after_the_wait_naming_the_holder(vault, tmp_path):
     out = _built(vault, tmp_path)
     before = out.read_bytes()
-    holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sqlite3, sys, time\n"
-         f"c = sqlite3.connect({str(out)!r}, isolation_level=None)\n"
-         "c.execute('BEGIN EXCLUSIVE')\n"
-         "print('held', flush=True)\n"
-         "time.sleep(60)\n"],
-        stdout=subprocess.PIPE, text=True,
-    )
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with locked(out) as holder:
         c = Counting()
         with pytest.raises(BuildError) as caught:
             run(vault, out, c, full=True)
@@ -46,9 +35,6 @@ def test_a_locked_index_is_refused_after_the_wait_naming_the_holder(vault, tmp_p
         assert "is locked by another process (database is locked; waited 5 s" in message
         assert f"pid {holder.pid} (" in message
         assert c.texts == [] and caught.value.fix
-    finally:
-        holder.kill()
-        holder.wait()
     assert out.read_bytes() == before
 
 

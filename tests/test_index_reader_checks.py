@@ -12,7 +12,7 @@ import pytest
 from hqltui.core.session import Session
 from producer.index import pack
 from producer.verify import verify
-from tests.retrieval_helpers import doctor, unit, write_test_index, write_vault
+from tests.retrieval_helpers import doctor, locked, unit, write_test_index, write_vault
 
 CARDS = {"alpha": "first card", "beta": "second card", "gamma": "third card"}
 VECTORS = {
@@ -100,30 +100,13 @@ def test_a_bad_stored_query_vector_is_not_used(vault: Path, tmp_path: Path) -> N
 
 
 def test_a_locked_index_is_refused_after_the_wait_naming_the_lock(vault: Path) -> None:
-    import subprocess
-    import sys
-
     from hqltui.core.index_reader import open_index
     from hqltui.core.ranking import Refusal
     from producer.config import load_config
     from producer.vault import load_vault
 
-    index = vault / ".hql/index.sqlite"
-    holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sqlite3, time\n"
-         f"c = sqlite3.connect({str(index)!r}, isolation_level=None)\n"
-         "c.execute('BEGIN EXCLUSIVE')\n"
-         "print('held', flush=True)\n"
-         "time.sleep(60)\n"],
-        stdout=subprocess.PIPE, text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with locked(vault / ".hql/index.sqlite") as holder:
         refusal = open_index(load_vault(vault), load_config(vault))
-    finally:
-        holder.kill()
-        holder.wait()
     assert isinstance(refusal, Refusal)
     assert "is locked by another process (database is locked; waited 5 s" in refusal.message
     assert f"pid {holder.pid} (" in refusal.message

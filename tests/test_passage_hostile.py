@@ -6,8 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +20,7 @@ from producer.index_checks import (
     passages_orphan_message,
 )
 from producer.verify import verify
-from tests.retrieval_helpers import unit, write_vault
+from tests.retrieval_helpers import locked, unit, write_vault
 from tests.test_passages import LONG, real_build
 
 QUERY = "file descriptor limit"
@@ -255,21 +253,8 @@ def test_an_index_locked_by_another_process_after_loading_is_worded_as_at_load(
     root = tampered(pristine, tmp_path)
     session = Session.load(root, cache_dir=tmp_path / "cache")
     assert session.query(QUERY).semantic.ok
-    holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sqlite3, time\n"
-         f"c = sqlite3.connect({str(root / '.hql/index.sqlite')!r}, isolation_level=None)\n"
-         "c.execute('BEGIN EXCLUSIVE')\n"
-         "print('held', flush=True)\n"
-         "time.sleep(120)\n"],
-        stdout=subprocess.PIPE, text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with locked(root / ".hql/index.sqlite") as holder:
         semantic = session.query(QUERY).semantic
-    finally:
-        holder.kill()
-        holder.wait()
     assert semantic.refusal is not None
     assert semantic.refusal.message.startswith(
         f"the index `{root.as_posix()}/.hql/index.sqlite` is locked by another process "
