@@ -90,7 +90,7 @@ def test_query_text_output(vault: Path, capsys) -> None:
     code, out, _ = run(capsys, "query", str(vault), "owl", "--limit", "2")
     assert code == 0
     assert "hybrid (bm25 + semantic)" in out and "adaptive alpha=0.72 (words 1, code 0" in out
-    assert ", gap 0.0209, name 0); norm max" in out and "query vector: index" in out
+    assert ", gap 0.0209, name 0, ident 0); norm max" in out and "query vector: index" in out
     code, out, _ = run(capsys, "query", str(vault), "zebra", "--mode", "hashbag")
     assert code == 0 and "no lexical match" in out
 

@@ -226,6 +226,7 @@ def test_the_default_fusion_is_adaptive_over_max_with_the_lexical_gap(tmp_path):
     assert (config.adaptive.alpha_keyword, config.adaptive.alpha_prose) == (0.2, 0.8)
     assert (config.adaptive.gap_weight, config.adaptive.gap_full) == (0.5, 0.4)
     assert config.adaptive.name_weight == 1.0  # the lexical top card's name in the query
+    assert config.adaptive.ident_weight == 0.5  # a rare identifier only lexical's top holds
 
 
 def test_the_name_signal_is_switched_off_in_hql_toml_and_checked(tmp_path):
@@ -233,6 +234,10 @@ def test_the_name_signal_is_switched_off_in_hql_toml_and_checked(tmp_path):
     assert off.search.fusion_config().adaptive.name_weight == 0.0
     message = error(tmp_path, "[search.adaptive]\nname_weight = 2\n", "search")
     assert "`adaptive.name_weight` must be between 0 and 1" in message
+    off = load_config(vault_with(tmp_path, "[search.adaptive]\nident_weight = 0\n"))
+    assert off.search.fusion_config().adaptive.ident_weight == 0.0
+    message = error(tmp_path, "[search.adaptive]\nident_weight = 1.5\n", "search")
+    assert "`adaptive.ident_weight` must be between 0 and 1" in message
 
 
 def test_fusion_alpha_norm_and_the_adaptive_table_are_read(tmp_path):

@@ -12,6 +12,7 @@ from hqltui.core.fusion import (
     QueryStats,
     adaptive_alpha,
     fuse_windows,
+    identifier,
     name_share,
     normalise,
     parse_fusion,
@@ -19,6 +20,7 @@ from hqltui.core.fusion import (
     sorted_union,
 )
 from hqltui.core.hybrid import ArmScores, fuse, fusion_summary, fusion_title
+from hqltui.core.lexical import DocFreq, TermCounts
 from hqltui.core.ranking import Retrieval
 
 METHODS = [
@@ -289,8 +291,8 @@ def test_adaptive_records_this_querys_alpha_in_the_summary_and_title() -> None:
     ret = r.retrieval
     # shape 0.2; lexical gap (2 − 1) / 2 = 0.5, fully confident: 0.2 − 0.25, kept at 0
     assert ret is not None and ret.alpha == pytest.approx(0.0)
-    assert fusion_summary(ret) == ("adaptive alpha=0.00 (words 1, code 1, idf 0, gap 0.5, name 0) "
-                                   "· norm dbsf")
+    assert fusion_summary(ret) == ("adaptive alpha=0.00 (words 1, code 1, idf 0, gap 0.5, name 0, "
+                                   "ident 0) · norm dbsf")
     assert fusion_title(ret, "") == "adaptive α 0.00"
 
 
@@ -352,6 +354,80 @@ def test_name_weight_is_a_share_within_0_and_1() -> None:
     assert parse_fusion("adaptive:name_weight=0").adaptive.name_weight == 0.0
     with pytest.raises(ValueError, match="`name_weight` must be between 0 and 1"):
         parse_fusion("adaptive:name_weight=1.5")
+
+
+# ------------------------------------------------------------------ the identifier signal
+
+# man2 + man3's `TIOCGWINSZ window size`, small: one card holds the ioctl, many hold
+# "window" and "size" (the X toolkit pages), and semantic prefers one of those
+IDENT_TEXTS = {
+    "ioctl_tty.2": "TIOCGWINSZ get the window size of the terminal",
+    "XtConfigureWidget.3": "configure a widget window size and position",
+    "XtCreateWindow.3": "create the window of a widget with its size",
+    "getunwind.2": "get the size of the unwind data",
+    **{f"X{i}.3": f"window size border {i}" for i in range(8)},
+    **{f"misc{i}.3": f"unrelated page number {i} about other calls" for i in range(40)},
+}
+
+
+def ident_stats(query: str) -> tuple[list[str], QueryStats]:
+    names = sorted(IDENT_TEXTS)
+    counts = DocFreq(TermCounts([IDENT_TEXTS[n] for n in names]))
+    return names, QueryStats(query, counts.size, counts.of(query), counts.holds)
+
+
+def test_doc_freq_says_which_card_holds_a_term() -> None:
+    names, stats = ident_stats("TIOCGWINSZ")
+    assert stats.holds is not None
+    at = names.index("ioctl_tty.2")
+    assert stats.holds(at, "tiocgwinsz") and stats.holds(at, "window")
+    assert not stats.holds(names.index("getunwind.2"), "tiocgwinsz")
+    assert not stats.holds(at, "absent") and not stats.holds(len(names), "window")
+
+
+def test_the_identifier_signal_needs_a_rare_code_word_only_lexical_top_holds() -> None:
+    names, stats = ident_stats("TIOCGWINSZ window size")
+    ioctl, unwind, widget = (names.index(n) for n in
+                             ("ioctl_tty.2", "getunwind.2", "XtConfigureWidget.3"))
+    assert identifier(stats, ioctl, unwind) == 1.0  # semantic's best lacks the ioctl
+    assert identifier(stats, ioctl, None) == 1.0  # semantic found nothing
+    assert identifier(stats, ioctl, ioctl) == 0.0  # semantic's best holds it too
+    assert identifier(stats, widget, unwind) == 0.0  # lexical's best lacks it
+    # the same rare token typed as a plain word is not an identifier
+    _, plain = ident_stats("tiocgwinsz window size")
+    assert identifier(plain, ioctl, unwind) == 0.0
+    # a code-shaped word of common tokens (here in 11 of 52 cards) is not rare
+    _, common = ident_stats("WINDOW_SIZE")
+    assert identifier(common, ioctl, unwind) == 0.0
+    # without the cards' terms the signal is 0
+    bare = QueryStats(stats.text, stats.cards, stats.df)
+    assert identifier(bare, ioctl, unwind) == 0.0
+
+
+def test_the_identifier_moves_alpha_by_ident_weight_and_keeps_its_card_first() -> None:
+    names, stats = ident_stats("TIOCGWINSZ window size")
+    lex = {"ioctl_tty.2": 9.66, "XtConfigureWidget.3": 8.56, "XtCreateWindow.3": 7.28,
+           **{f"X{i}.3": 7.0 - 0.1 * i for i in range(8)}}
+    sem = {"getunwind.2": 0.439, "XtConfigureWidget.3": 0.427, "XtCreateWindow.3": 0.406,
+           **{f"X{i}.3": 0.33 - 0.01 * i for i in range(8)}}
+
+    def run(params: AdaptiveParams):
+        arms = [arm("bm25", lex, names), arm("semantic", sem, names)]
+        return fuse(arms, names, query=stats.text, window=50, limit=None, stats=stats,
+                    config=FusionConfig("adaptive", norm="max", adaptive=params))
+
+    off, on = run(AdaptiveParams(ident_weight=0.0)), run(AdaptiveParams())
+    assert off.retrieval is not None and on.retrieval is not None
+    assert on.retrieval.signals is not None and on.retrieval.signals["ident"] == 1.0
+    assert on.retrieval.alpha == pytest.approx(off.retrieval.alpha - 0.5)
+    assert off.names()[0] == "XtConfigureWidget.3" and on.names()[0] == "ioctl_tty.2"
+    assert "ident 1" in fusion_summary(on.retrieval)
+
+
+def test_ident_weight_is_a_share_within_0_and_1() -> None:
+    assert parse_fusion("adaptive:ident_weight=0").adaptive.ident_weight == 0.0
+    with pytest.raises(ValueError, match="`ident_weight` must be between 0 and 1"):
+        parse_fusion("adaptive:ident_weight=2")
 
 
 # ------------------------------------------------------------------ parsing --fusion

@@ -18,7 +18,10 @@ query's cheap signals; it never sees labels.
   top card stands above the second: a lexical arm sure of one card gets more
   weight, one whose top cards tie gets less) and of the lexical top card's name
   (the query spells it out: the user typed that card's name, so lexical gets
-  more weight) (``signals``); this query's α and every signal value are recorded.
+  more weight) and of the two top cards' terms (the query holds a rare
+  identifier that the lexical top card holds and the semantic top card lacks:
+  the embedding model cannot read identifiers, so lexical gets more weight)
+  (``signals``); this query's α and every signal value are recorded.
 
 Normalisations over one window of scores ``s``: ``max`` = s / max;
 ``minmax`` = (s − min) / (max − min); ``zscore`` = (s − μ) / σ; ``dbsf`` =
@@ -34,7 +37,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -55,7 +58,9 @@ class AdaptiveParams:
     ``gap_weight / 2`` towards lexical when the lexical arm's top card stands clear
     of its second (``gap`` at ``gap_full`` or more) and towards semantic when they tie;
     then moved towards lexical by ``name_weight`` × the share of the query's tokens
-    that spell the lexical top card's name (when the query holds all of its name)."""
+    that spell the lexical top card's name (when the query holds all of its name),
+    and by ``ident_weight`` when the query holds a rare identifier that the lexical
+    top card holds and the semantic top card lacks (``ident``)."""
 
     alpha_keyword: float = 0.2  # α when the query is all keyword cues (short, code-shaped)
     alpha_prose: float = 0.8  # α when it has none (four words or more of plain prose)
@@ -67,6 +72,7 @@ class AdaptiveParams:
     gap_weight: float = 0.5  # how far the lexical arm's confidence moves α (0: not at all)
     gap_full: float = 0.4  # lexical top-score gap at or above which it is fully confident
     name_weight: float = 1.0  # how far the lexical top card's name in the query moves α (0: off)
+    ident_weight: float = 0.5  # how far a rare identifier only lexical's top card holds moves α
 
 
 @dataclass(frozen=True)
@@ -104,7 +110,8 @@ def _fmt(value: Any) -> str:
 
 
 # adaptive's parameters that are shares, each within 0..1
-UNIT_KEYS = ("alpha_keyword", "alpha_prose", "idf_weight", "gap_weight", "name_weight")
+UNIT_KEYS = ("alpha_keyword", "alpha_prose", "idf_weight", "gap_weight", "name_weight",
+             "ident_weight")
 
 # `eval --fusion` keys and the config keys they set.
 _KEYS = {
@@ -252,11 +259,14 @@ def _flat(s: np.ndarray, norm: str) -> Normalised:
 @dataclass(frozen=True)
 class QueryStats:
     """The query and how common each of its tokens is in the vault (the same document
-    frequencies bm25's idf uses): what the signals read."""
+    frequencies bm25's idf uses): what the signals read. ``holds(position, token)``
+    says whether the card at ``position`` holds ``token`` (``DocFreq.holds``); without
+    it the ``ident`` signal is 0."""
 
     text: str
     cards: int
     df: dict[str, int]  # each distinct token of the query -> cards holding it (0: none)
+    holds: Callable[[int, str], bool] | None = None
 
 
 def idf(df: int, cards: int) -> float:
@@ -267,6 +277,11 @@ def idf(df: int, cards: int) -> float:
 # A word shaped like code: an underscore, `=`, `:`, `/`, `\`, `.` or a digit anywhere,
 # a leading `-` (a flag), or a capital after its first letter (ALLCAPS, camelCase).
 CODE_WORD = re.compile(r"[_=:/\\.\d]|^-|.[A-Z]")
+
+# A token is rare enough to name one thing when its idf is at least this share of the
+# idf of a token held by one card (man2 + man3, 9,515 cards: at most 5 cards; man1,
+# 17,841 cards: at most 8; a 48-card vault: at most 2).
+IDENT_RARE = 0.8
 
 
 def signals(stats: QueryStats, lexical: np.ndarray, semantic: np.ndarray,
@@ -287,9 +302,12 @@ def signals(stats: QueryStats, lexical: np.ndarray, semantic: np.ndarray,
     that are its name's tokens when the query holds every one of them, else 0
     (``pthread_join`` on ``pthread_join.3``: 1; ``sort --version-sort`` on
     ``sort.1``: 0.5; ``kms encrypt`` on ``gcloud_kms_encrypt.1``: 0, `gcloud` is not
-    in the query; no ``names``: 0).
-    ``adaptive_alpha`` reads ``words``, ``code``, ``idf``, ``gap`` and ``name``; the
-    rest is recorded so a user (or ``tune``) can see what else the query looked like.
+    in the query; no ``names``: 0). Of the two top cards' terms (``stats.holds``):
+    ``ident``, 1 when the query holds an identifier that the lexical top card holds
+    and the semantic top card lacks, else 0 (``identifier``).
+    ``adaptive_alpha`` reads ``words``, ``code``, ``idf``, ``gap``, ``name`` and
+    ``ident``; the rest is recorded so a user (or ``tune``) can see what else the
+    query looked like.
     """
     words = stats.text.split()
     out = {
@@ -301,6 +319,7 @@ def signals(stats: QueryStats, lexical: np.ndarray, semantic: np.ndarray,
         "gap": 0.0,
         "overlap": 0.0,
         "name": 0.0,
+        "ident": 0.0,
     }
     if stats.df:
         top = idf(1, stats.cards) if stats.cards else 1.0
@@ -317,7 +336,36 @@ def signals(stats: QueryStats, lexical: np.ndarray, semantic: np.ndarray,
         out["overlap"] = len(sem10.intersection(lexical[:10].tolist())) / len(sem10)
     if names is not None and lexical.size:
         out["name"] = name_share(stats.text, names[int(lexical[0])])
+    if lexical.size:
+        out["ident"] = identifier(stats, int(lexical[0]),
+                                  int(semantic[0]) if semantic.size else None)
     return out
+
+
+def identifier(stats: QueryStats, lexical_top: int, semantic_top: int | None) -> float:
+    """1 when a word of the query shaped like code (``CODE_WORD``) has a rare token
+    (idf at least ``IDENT_RARE`` of a one-card token's) that the card at
+    ``lexical_top`` holds and the card at ``semantic_top`` does not (or semantic has
+    no card), else 0. Why: the embedding model reads ``TIOCGWINSZ`` or ``WNOHANG``
+    as noise, so when semantic's best card lacks the identifier the user typed and
+    lexical's has it, semantic has missed what the query names. ``TIOCGWINSZ window
+    size`` on man2 + man3: 1 (``ioctl_tty.2`` holds it, semantic's ``getunwind.2``
+    does not); ``LOCK_EX``: 0 (neither ``lock`` nor ``ex`` is rare); a prose word,
+    however rare: 0."""
+    if stats.holds is None or stats.cards <= 0:
+        return 0.0
+    one = idf(1, stats.cards)
+    for word in stats.text.split():
+        if not CODE_WORD.search(word):
+            continue
+        for token in dict.fromkeys(tokens(word)):
+            df = stats.df.get(token, 0)
+            if df <= 0 or idf(df, stats.cards) < IDENT_RARE * one:
+                continue
+            if stats.holds(lexical_top, token) and not (
+                    semantic_top is not None and stats.holds(semantic_top, token)):
+                return 1.0
+    return 0.0
 
 
 def name_share(query: str, name: str) -> float:
@@ -355,17 +403,21 @@ def lexical_confidence(params: AdaptiveParams, sig: dict[str, float]) -> float:
 
 def adaptive_alpha(params: AdaptiveParams, sig: dict[str, float]) -> float:
     """``alpha_prose − (alpha_prose − alpha_keyword) · keywordness``, then
-    ``+ gap_weight · (½ − lexical_confidence) − name_weight · name``, kept within
-    0..1: the query's shape says which arm usually wins such a query, the lexical
-    window whether this time the lexical arm's top card stands clear of the rest
-    or ties with them (two one-word identifiers, same shape, can differ here),
-    and ``name`` whether the query spells out that card's name (an exact answer
-    the gap misses when the card's variants tie with it, as gcloud's alpha and
-    beta pages do)."""
+    ``+ gap_weight · (½ − lexical_confidence) − name_weight · name − ident_weight ·
+    ident``, kept within 0..1: the query's shape says which arm usually wins such a
+    query, the lexical window whether this time the lexical arm's top card stands
+    clear of the rest or ties with them (two one-word identifiers, same shape, can
+    differ here), ``name`` whether the query spells out that card's name (an exact
+    answer the gap misses when the card's variants tie with it, as gcloud's alpha
+    and beta pages do), and ``ident`` whether semantic's best card lacks a rare
+    identifier of the query that lexical's holds (an identifier among plain words,
+    ``TIOCGWINSZ window size``, has a prose-like shape and a crowd of cards
+    matching its words)."""
     k = keywordness(params, sig)
     shape = params.alpha_prose - (params.alpha_prose - params.alpha_keyword) * k
     shift = params.gap_weight * (0.5 - lexical_confidence(params, sig))
     shift -= params.name_weight * sig.get("name", 0.0)
+    shift -= params.ident_weight * sig.get("ident", 0.0)
     return min(1.0, max(0.0, shape + shift))
 
 

@@ -187,4 +187,5 @@ def fusion_title(retrieval: Retrieval | None, fallback: str) -> str:
     return f"{retrieval.fusion} α {retrieval.alpha:.2f}"
 
 
-SHOWN_SIGNALS = ("words", "code", "idf", "gap", "name")  # what adaptive_alpha reads, shown beside α
+# what adaptive_alpha reads, shown beside α
+SHOWN_SIGNALS = ("words", "code", "idf", "gap", "name", "ident")

@@ -327,6 +327,16 @@ class DocFreq:
         self.size = counts.size
         self.vocab = counts.vocab
         self.df = np.bincount(counts.terms, minlength=len(counts.vocab))
+        self._terms, self._ptr = counts.terms, counts.ptr  # shared, not copied
+
+    def holds(self, position: int, term: str) -> bool:
+        """Whether the card at ``position`` holds ``term`` (one scan of that card's
+        distinct terms: what the adaptive fusion's ``ident`` signal asks of two cards)."""
+        tid = self.vocab.get(term.encode("utf-8"))
+        if tid is None or not 0 <= position < self.size:
+            return False
+        own = self._terms[self._ptr[position]:self._ptr[position + 1]]
+        return bool(np.any(own == tid))
 
     def of(self, text: str) -> dict[str, int]:
         """Each distinct token of ``text`` -> the number of cards holding it (0: none)."""

@@ -625,7 +625,8 @@ class Session:
         config = fusion or self.search.fusion_config()
         stats = QueryStats(text, 0, {})  # no counts: the query's shape only
         if self.doc_freq is not None:
-            stats = QueryStats(text, self.doc_freq.size, self.doc_freq.of(text))
+            stats = QueryStats(text, self.doc_freq.size, self.doc_freq.of(text),
+                               self.doc_freq.holds)
         fused = arms.fuse(
             scored,
             self.names,
