@@ -192,9 +192,9 @@ def check_adaptive(params: AdaptiveParams) -> None:
 # named come from the vault's `[search]`.
 GRIDS: dict[str, tuple[str, ...]] = {
     # rrf k; convex alpha x every norm; adaptive: its two alphas x how far the
-    # lexical top gap moves alpha x three norms (words_long, gap_full, name_weight as
-    # configured: the name signal is not a grid dimension, it is on in every row unless
-    # `[search.adaptive] name_weight = 0`)
+    # lexical top gap moves alpha x three norms (words_long, gap_full, name_weight and
+    # ident_weight as configured: the name and identifier signals are not grid
+    # dimensions, they are on in every row unless `[search.adaptive]` sets them to 0)
     "default": (
         *(f"rrf:k={k}" for k in (10, 30, 60)),
         *(f"convex:alpha={a / 10:g},norm={n}" for n in NORMS for a in range(1, 10)),
