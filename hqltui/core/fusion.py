@@ -279,8 +279,8 @@ def idf(df: int, cards: int) -> float:
 CODE_WORD = re.compile(r"[_=:/\\.\d]|^-|.[A-Z]")
 
 # A token is rare enough to name one thing when its idf is at least this share of the
-# idf of a token held by one card (man2 + man3, 9,515 cards: at most 5 cards; man1,
-# 17,841 cards: at most 8; a 48-card vault: at most 2).
+# idf of a token held by one card (man2 + man3, 1,231 cards: in at most 5 cards; man1,
+# 17,570 cards: at most 9; a 48-card vault: at most 2).
 IDENT_RARE = 0.8
 
 
