@@ -274,6 +274,13 @@ def idf(df: int, cards: int) -> float:
     return math.log1p((cards - df + 0.5) / (df + 0.5))
 
 
+def rarity(df: int, cards: int) -> float:
+    """idf(a token in ``df`` cards) / idf(a token in one card): 1 for the rarest token,
+    towards 0 for one every card holds (``cards`` > 0); what the ``idf`` signal averages
+    and ``IDENT_RARE`` cuts."""
+    return idf(df, cards) / idf(1, cards)
+
+
 # A word shaped like code: an underscore, `=`, `:`, `/`, `\`, `.` or a digit anywhere,
 # a leading `-` (a flag), or a capital after its first letter (ALLCAPS, camelCase).
 CODE_WORD = re.compile(r"[_=:/\\.\d]|^-|.[A-Z]")
@@ -322,11 +329,10 @@ def signals(stats: QueryStats, lexical: np.ndarray, semantic: np.ndarray,
         "ident": 0.0,
     }
     if stats.df:
-        top = idf(1, stats.cards) if stats.cards else 1.0
         known = [d for d in stats.df.values() if d > 0]
         out["known"] = len(known) / len(stats.df)
-        if known and top > 0:
-            out["idf"] = float(np.mean([idf(d, stats.cards) / top for d in known]))
+        if known and stats.cards > 0:
+            out["idf"] = float(np.mean([rarity(d, stats.cards) for d in known]))
     if lexical_scores.size == 1:
         out["gap"] = 1.0
     elif lexical_scores.size >= 2 and lexical_scores[0] > 0:
@@ -354,13 +360,12 @@ def identifier(stats: QueryStats, lexical_top: int, semantic_top: int | None) ->
     however rare: 0."""
     if stats.holds is None or stats.cards <= 0:
         return 0.0
-    one = idf(1, stats.cards)
     for word in stats.text.split():
         if not CODE_WORD.search(word):
             continue
         for token in dict.fromkeys(tokens(word)):
             df = stats.df.get(token, 0)
-            if df <= 0 or idf(df, stats.cards) < IDENT_RARE * one:
+            if df <= 0 or rarity(df, stats.cards) < IDENT_RARE:
                 continue
             if stats.holds(lexical_top, token) and not (
                     semantic_top is not None and stats.holds(semantic_top, token)):
