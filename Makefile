@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # never the committed fixture's); `make run VAULT=path` opens that vault itself.
 VAULT  ?=
 
-.PHONY: run test setup
+.PHONY: run test setup test-cpu-seams
 
 setup: $(STAMP)
 
@@ -29,3 +29,9 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/pytest -q
+
+# No test may depend on the host CPU except through a seam it sets: the whole suite,
+# with the bf16 seam forced each way (plain `make test` reads the host's flags).
+test-cpu-seams: $(STAMP)
+	HQL_SEMANTICS_TEST_CPU_BF16=0 $(BIN)/pytest -q
+	HQL_SEMANTICS_TEST_CPU_BF16=1 $(BIN)/pytest -q

@@ -9,6 +9,11 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from producer.embedders import local as local_embedder
 
 _home = tempfile.mkdtemp(prefix="hql-tests-")
 
@@ -21,3 +26,24 @@ def pytest_configure(config) -> None:  # noqa: ANN001 - pytest hook
 
 def pytest_unconfigure(config) -> None:  # noqa: ANN001 - pytest hook
     shutil.rmtree(_home, ignore_errors=True)
+
+
+def force_cpu_bf16(mp: pytest.MonkeyPatch, native: bool) -> None:
+    """Say whether "the CPU" computes bf16 natively, for this process and its children.
+
+    The seam is an environment variable, so subprocesses inherit it; the flag cache is
+    cleared so that nothing read from the host's ``/proc/cpuinfo`` before survives.
+    """
+    mp.setenv(local_embedder.CPU_BF16_ENV, "1" if native else "0")
+    local_embedder._cpuinfo_has_bf16.cache_clear()
+
+
+@pytest.fixture
+def cpu_bf16(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[bool], None]]:
+    """``cpu_bf16(False)``: every test that touches precision or CPU detection sets the seam.
+
+    A test must never depend on the host CPU (the suite runs on machines with and
+    without native bf16); on teardown the seam and the cache are restored.
+    """
+    yield lambda native: force_cpu_bf16(monkeypatch, native)
+    local_embedder._cpuinfo_has_bf16.cache_clear()

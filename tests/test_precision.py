@@ -26,6 +26,7 @@ from producer.embedders.local import (
     revision_for,
 )
 from producer.index import read_index, unpack
+from tests.conftest import force_cpu_bf16
 
 REPO = Path(__file__).resolve().parent.parent
 BIRDS_INDEX = REPO / "fixtures" / "birds" / ".hql" / "index.sqlite"
@@ -64,7 +65,7 @@ def test_precision_in_the_table_and_its_refusals(tmp_path):
         identity(EmbedderSpec(model="someone/model", revision="0" * 40, precision="bfloat16"))
 
 
-def test_cpu_detection_reads_the_flags(tmp_path, monkeypatch):
+def test_cpu_detection_reads_the_flags(tmp_path, monkeypatch, cpu_bf16):
     monkeypatch.delenv(CPU_BF16_ENV, raising=False)
     x86 = tmp_path / "x86"
     x86.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_bf16 amx_tile\n")
@@ -76,9 +77,9 @@ def test_cpu_detection_reads_the_flags(tmp_path, monkeypatch):
     assert local_mod._cpuinfo_has_bf16(str(arm))
     assert not local_mod._cpuinfo_has_bf16(str(plain))
     assert not local_mod._cpuinfo_has_bf16(str(tmp_path / "absent"))
-    monkeypatch.setenv(CPU_BF16_ENV, "0")
+    cpu_bf16(False)
     assert not local_mod.native_bf16()
-    monkeypatch.setenv(CPU_BF16_ENV, "1")
+    cpu_bf16(True)
     assert local_mod.native_bf16()
 
 
@@ -98,9 +99,9 @@ def write_vault(root: Path) -> Path:
     return root
 
 
-def test_bfloat16_refused_in_one_line_where_the_cpu_lacks_it(tmp_path):
+def test_bfloat16_refused_in_one_line_where_the_cpu_lacks_it(tmp_path, cpu_bf16):
     vault = write_vault(tmp_path / "v")
-    env = {**__import__("os").environ, CPU_BF16_ENV: "0"}
+    cpu_bf16(False)  # here and in the child process, whatever the host's CPU
     out = subprocess.run(
         [
             sys.executable,
@@ -114,7 +115,6 @@ def test_bfloat16_refused_in_one_line_where_the_cpu_lacks_it(tmp_path):
         ],
         capture_output=True,
         text=True,
-        env=env,
         cwd=REPO,
         timeout=300,
     )
@@ -129,7 +129,7 @@ def test_bfloat16_refused_in_one_line_where_the_cpu_lacks_it(tmp_path):
 def builds(tmp_path_factory):
     """The same vault built in float32 and in bfloat16 (the CPU seam says bf16 is native)."""
     mp = pytest.MonkeyPatch()
-    mp.setenv(CPU_BF16_ENV, "1")
+    force_cpu_bf16(mp, True)
     base = tmp_path_factory.mktemp("precision")
     vault = write_vault(base / "v")
     f32, bf16 = base / "f32.sqlite", vault / ".hql" / "index.sqlite"
@@ -137,6 +137,7 @@ def builds(tmp_path_factory):
     build(BuildOptions(vault=str(vault), precision="bfloat16", built_at=STAMP, queries=[QUERY]))
     yield vault, read_index(f32), read_index(bf16), mp
     mp.undo()
+    local_mod._cpuinfo_has_bf16.cache_clear()
 
 
 def test_a_bfloat16_build_records_its_revision_and_stays_within_its_tolerance(builds):
@@ -174,13 +175,13 @@ def test_the_app_embeds_live_in_the_index_precision(builds, tmp_path):
     assert np.abs(live.vector - stored).max() <= tol.live
     assert float(live.vector.astype(np.float64) @ stored) >= tol.cosine
 
-    mp.setenv(CPU_BF16_ENV, "0")
+    force_cpu_bf16(mp, False)
     try:
         ranking = Session.load(vault, cache_dir=tmp_path / "cache2").rank(
             "owls in the dark", "semantic"
         )
     finally:
-        mp.setenv(CPU_BF16_ENV, "1")
+        force_cpu_bf16(mp, True)
     assert ranking.refusal is not None
     assert "the index was embedded in bfloat16; bfloat16 needs a CPU with native bf16" in (
         ranking.refusal.message
