@@ -2,7 +2,7 @@
 
 Exit status: 0 when every requested arm answered, 1 when any refused (the
 others are still printed) or the vault/``hql.toml`` cannot be used, 2 on usage
-errors. The JSON shape is documented in the README ("hql-tui query --json").
+errors. The JSON shape is documented in docs/cli.md ("hql-tui query --json").
 """
 
 from __future__ import annotations
