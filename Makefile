@@ -44,11 +44,12 @@ lint: $(STAMP)  ## ruff, mypy and the import contracts (docs/development.md)
 test-fast: $(STAMP)  ## the tests without the UI ones or those marked slow
 	$(BIN)/pytest -q --ignore=tests/ui -m "not slow"
 
-# Rewrites tests/ui/__snapshots__ from the current app, then writes snapshot_report.html
-# (gitignored) to review every changed picture before committing it.
-snapshots: $(STAMP)  ## update the UI snapshots, then review them in snapshot_report.html
+# First compares, writing snapshot_report.html (gitignored: each changed picture, old beside
+# new), then rewrites tests/ui/__snapshots__ from the current app. Review before committing.
+snapshots: $(STAMP)  ## update the UI snapshots; snapshot_report.html shows what changed
+	-$(BIN)/pytest -q tests/ui --snapshot-report snapshot_report.html
 	$(BIN)/pytest -q tests/ui --snapshot-update
-	$(BIN)/pytest -q tests/ui --snapshot-report snapshot_report.html
+	@echo "review snapshot_report.html, then commit tests/ui/__snapshots__ with the reason"
 
 screenshots: $(STAMP)  ## regenerate screenshots/*.svg from the snapshot tests' states
 	$(BIN)/python scripts/screenshots.py
