@@ -173,7 +173,7 @@ class Tools:
         return agent.get_card(session, str(args.get("name", "")))
 
     def _status(self, session: Any, args: dict[str, Any]) -> dict[str, Any]:
-        from hqltui.commands.listing import index_line
+        from hqltui.core.index_setting import index_line
 
         out = agent.status(session, index_line(self.served.root, session.config),
                            agent.engine_status(session))
