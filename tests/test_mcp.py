@@ -132,7 +132,31 @@ async def test_search_carries_exactly_what_query_json_carries(birds: Path) -> No
             for key in ADDED:
                 del hit[key]
     served["vault"] = printed["vault"]  # the server names the vault as it was given
+    for ranking in printed["arms"].values():  # search echoes the query once, at the top
+        retrieval = ranking["retrieval"]
+        for arm in (retrieval, *retrieval.get("arms", ())):
+            assert arm.pop("query") == text
     assert served == printed
+
+
+async def test_a_long_query_is_echoed_once(birds: Path) -> None:
+    """Every retrieval answered the same text: a copy in each made a 1 MB query a
+    14 MB answer."""
+    text = "heron " * 20_000
+    async with server(birds) as session:
+        result = await session.call_tool("search", {"text": text, "mode": "all", "limit": 1})
+    assert not result.is_error
+    assert result.structured_content is not None
+    assert json.dumps(result.structured_content).count(text) == 1
+    assert set(result.structured_content["arms"]) == set(MODES) - {"all"}
+
+
+async def test_an_argument_the_schema_does_not_name_is_refused(birds: Path) -> None:
+    async with server(birds) as session:
+        assert await refusal(session, "search", text="owl", colour="red") == (
+            "search: unknown argument `colour`; fix: give only `text`, `mode`, `limit`")
+        assert await refusal(session, "status", verbose=True, deep=1) == (
+            "status: unknown arguments `verbose`, `deep`; fix: call it with no arguments")
 
 
 async def test_a_snippet_is_cut_around_the_first_query_word(birds: Path) -> None:
