@@ -19,44 +19,18 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import anyio
-import anyio.from_thread
-import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
+from hqltui.mcp.daemon import on_daemon_thread
 from hqltui.mcp.unreadable import read_line
 
 DRAIN_SECONDS = 2.0  # how long answers already made may take to reach a client at exit
-
-
-async def on_daemon_thread(call: Callable[..., Any], *args: Any) -> Any:
-    """``call(*args)`` on a daemon thread, awaited (cancellable: the thread is left behind).
-    anyio's worker threads are joined at exit; a read or write blocked on a pipe must not
-    keep the process alive."""
-    token = anyio.lowlevel.current_token()
-    done = anyio.Event()
-    outcome: list[Any] = []
-
-    def work() -> None:
-        try:
-            outcome.append((True, call(*args)))
-        except BaseException as exc:  # noqa: BLE001 - raised again on the loop's side
-            outcome.append((False, exc))
-        with suppress(Exception):  # the loop has ended: nobody waits for this
-            anyio.from_thread.run_sync(done.set, token=token)
-
-    threading.Thread(target=work, name="mcp-wire", daemon=True).start()
-    await done.wait()
-    ok, value = outcome[0]
-    if not ok:
-        raise value
-    return value
 
 
 def write_all(fd: int, data: bytes) -> None:
