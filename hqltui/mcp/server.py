@@ -294,7 +294,8 @@ async def serve(served: Served, *, allow_build: bool, live: bool) -> Wire:
 async def stop_on_signals(wire: Wire, everything: anyio.CancelScope) -> None:
     """SIGINT or SIGTERM ends the input: what is in flight is cancelled (a build's
     producer interrupted, its index untouched) and answered, then the server exits. A
-    second signal cancels at once."""
+    second signal cancels every request at once (a build still waits for its producer
+    to clean up)."""
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async for signum in signals:
             if wire.stopped is not None:
