@@ -69,6 +69,15 @@ class RawServer:
             self.process.wait()
 
 
+def alive(pid: int) -> bool:
+    """Whether a process (a build's producer) still runs."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 @contextmanager
 def initialized(server: RawServer) -> Iterator[RawServer]:
     """Started, the handshake done; killed at the end whatever happened."""

@@ -24,6 +24,7 @@ from hqltui.core.agent import SEARCH_MODES, SNIPPET_CHARS
 from hqltui.core.arms import DEFAULT_FUSION
 from hqltui.core.results import MODES
 from producer.wording import with_fix
+from tests.mcp_raw import alive
 
 ROOT = Path(__file__).resolve().parents[1]
 BIRDS = ROOT / "fixtures" / "birds"
@@ -265,7 +266,7 @@ async def test_a_cancelled_build_stops_the_producer_and_keeps_the_index(
             scope.cancel()  # the client abandons the call: notifications/cancelled
         pid = int(marker.read_text(encoding="utf-8"))
         with anyio.fail_after(30):
-            while _alive(pid):
+            while alive(pid):
                 await anyio.sleep(0.05)
         status = await call(session, "status")
     assert any(m and "1 to embed" in m for m in progress), progress
@@ -273,14 +274,6 @@ async def test_a_cancelled_build_stops_the_producer_and_keeps_the_index(
     assert index.read_bytes() == before
     left = sorted(p.name for p in index.parent.iterdir() if not p.name.endswith(".lock"))
     assert left == ["index.sqlite"], "a temporary file or journal was left behind"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 async def test_a_search_sent_while_the_vault_loads_waits_for_it_and_is_answered(

@@ -5,7 +5,6 @@ the in-flight request is cancelled or answered, the server exits, the index is i
 from __future__ import annotations
 
 import json
-import os
 import signal
 import time
 from pathlib import Path
@@ -13,7 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tests.mcp_raw import PATIENCE, RawServer, initialized
+from tests.mcp_raw import PATIENCE, RawServer, alive, initialized
 
 BUILD = {"jsonrpc": "2.0", "id": 50, "method": "tools/call",
          "params": {"name": "build", "arguments": {}, "_meta": {"progressToken": 50}}}
@@ -27,14 +26,6 @@ def edit(vault: Path) -> None:
 
 def left_beside(index: Path) -> list[str]:
     return sorted(p.name for p in index.parent.iterdir() if not p.name.endswith(".lock"))
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def test_sigint_during_a_build_interrupts_it_answers_and_exits(tmp_path: Path) -> None:
