@@ -84,7 +84,10 @@ def _refused_text(exc: ValidationError) -> str | None:
 
 
 def _has_id(line: str) -> bool:
-    value = json.loads(line)  # pydantic read it, so Python's reader does too
+    try:
+        value = json.loads(line)  # pydantic read it; Python's reader should too
+    except (ValueError, RecursionError):
+        return False
     return isinstance(value, dict) and "id" in value
 
 
