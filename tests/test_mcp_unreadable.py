@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.mcp_raw import RawServer, initialized
 
 SEARCH = {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
@@ -71,3 +73,33 @@ def test_a_message_without_id_is_never_answered_however_invalid(tmp_path: Path) 
         server.send('{"method": 5}')
         # the next line out answers the next request: nothing was sent for those three
         assert server.ask('{"jsonrpc": "2.0", "id": 5, "method": "ping"}')["id"] == 5
+
+
+@pytest.mark.parametrize(("line", "answer"), [
+    ('{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}', (None, -32600)),
+    ('{"jsonrpc": "2.0", "id": null, "method": "ping"}', (None, -32600)),
+    ('{"jsonrpc": "2.0", "id": "\\ud800", "method": "ping"}', (None, -32600)),
+    ('{"jsonrpc": "2.0", "id": "é", "method": "tools/call", "params": 5}', ("é", -32600)),
+    ('{"jsonrpc": "1.0", "id": 4, "method": "ping"}', (4, -32600)),
+    ('{"id": 4}', (4, -32600)),
+    ('"ping"', (None, -32600)),
+    ("", (None, -32700)),
+    ('{"jsonrpc": "2.0", "method": "ping", "params": 5}', "unanswered"),
+    ('{"jsonrpc": "2.0", "method": "notifications/initialized"}', "passed on"),
+    ('{"jsonrpc": "2.0", "id": "a", "method": "ping"}', "passed on"),
+], ids=["float id", "null id", "surrogate id", "unicode id", "jsonrpc 1.0", "no method",
+        "a string", "blank", "invalid notification", "notification", "request"])
+def test_the_id_rule_line_by_line(line: str, answer: object) -> None:
+    from mcp.shared.message import SessionMessage
+
+    from hqltui.mcp.unreadable import read_line
+
+    read = read_line(line)
+    if answer == "passed on":
+        assert isinstance(read, SessionMessage)
+    elif answer == "unanswered":
+        assert read is None
+    else:
+        assert read is not None and not isinstance(read, SessionMessage)
+        assert (read.id, read.error.code) == answer
+        json.loads(read.model_dump_json())  # writable: no lone surrogate echoed
