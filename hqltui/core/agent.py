@@ -5,7 +5,8 @@ keeping them here keeps them testable and free of the SDK's import cost.
 
 ``search`` returns exactly ``query --json``'s object (``hqltui.core.results``), with
 each hit given its card's ``name``, ``title``, ``path`` and a ``snippet`` (of the passage
-that answered, where one did).
+that answered, where one did), and the query echoed once: at the top, not again in each
+arm's ``retrieval``.
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ def search(session: Session, vault: str, text: str, mode: str = DEFAULT_MODE,
         raise Refused(first.message, _fix(first.fix))
     out = rankings_json(session, vault, text, limit, arms)
     for ranking in out["arms"].values():
+        _query_once(ranking["retrieval"])
         if ranking["refusal"] is not None:
             ranking["refusal"]["fix"] = _fix(ranking["refusal"]["fix"])
         for hit in ranking["hits"]:
@@ -85,6 +87,16 @@ def search(session: Session, vault: str, text: str, mode: str = DEFAULT_MODE,
             hit.update(name=card.name, title=card.title, path=card.path,
                        snippet=hit_snippet(session, card, hit, text))
     return out
+
+
+def _query_once(retrieval: dict[str, Any] | None) -> None:
+    """The query is echoed once, at the top: each retrieval (and each arm hybrid fused)
+    answered that same text, and a copy in each made a 1 MB query a 14 MB answer."""
+    if retrieval is None:
+        return
+    retrieval.pop("query", None)
+    for arm in retrieval.get("arms") or ():
+        _query_once(arm)
 
 
 def _fix(fix: str | None) -> str | None:
