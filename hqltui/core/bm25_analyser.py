@@ -36,9 +36,11 @@ from functools import lru_cache
 
 import regex
 
-from hqltui.core.ascii_words import word_bytes
+from hqltui.core.lexical import Analyser, word_bytes
 
-BM25_ANALYSER = "hqltui.bm25.v2"
+# bm25's model id in provenance names its analyser (v1 scored hashbag's tokens).
+BM25_MODEL = "hqltui.bm25.v2"
+BM25_REVISION = "0.1.0"
 
 # A piece: letters, digits (hashbag's class) and combining marks.
 _PIECE = regex.compile(r"[\p{Alphabetic}\p{Nd}\p{Nl}\p{No}\p{M}]+")
@@ -129,3 +131,8 @@ def query_terms(text: str) -> list[str]:
 def term_bytes(text: str) -> list[bytes]:
     """The UTF-8 bytes of ``terms(text)``, fast for text that is mostly ASCII."""
     return word_bytes(text, terms)
+
+
+# The counting function is looked up when called, so a test can put a real defect
+# into it (``tests/broken_arms.py``).
+BM25_TERMS = Analyser(BM25_MODEL, lambda text: term_bytes(text), query_terms, spans)
