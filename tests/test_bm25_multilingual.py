@@ -56,3 +56,15 @@ def test_provenance_names_the_new_analyser(session: Session) -> None:
 def test_the_fusion_signals_count_the_fused_arms_terms(session: Session) -> None:
     assert session.doc_freq is not None
     assert session.doc_freq.of("北海道 CAFÉ") == {"北海": 1, "海道": 1, "cafe": 2}
+
+
+def test_the_name_and_ident_signals_split_as_the_fused_arm_does() -> None:
+    from hqltui.core.bm25_analyser import query_terms
+    from hqltui.core.fusion import QueryStats, identifier, name_share
+
+    assert name_share("cafe", "café.1", query_terms) == 1.0
+    assert name_share("cafe", "café.1") == 0.0  # hashbag's tokens: another word
+    holds = {(0, "北海"), (0, "海道")}
+    stats = QueryStats("北海道_x", 100, {"北海": 1, "海道": 1}, lambda p, t: (p, t) in holds,
+                       query_terms)
+    assert identifier(stats, 0, 1) == 1.0
