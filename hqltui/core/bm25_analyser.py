@@ -23,9 +23,9 @@ in several languages find them:
    folded term of one byte (a lone ``é`` -> ``e``) is dropped as the ASCII ``e``
    would be, so that re-analysing any term gives back that very term.
 
-Text that ``str.isascii()`` takes the same path as hashbag's tokeniser (for ASCII
-both rules are "lowercase, split on everything but letters and digits, drop one
-byte pieces"), so English vaults pay nothing for this.
+Text for which ``str.isascii()`` holds takes the same fast path as hashbag's
+tokeniser (for ASCII both rules are "lowercase, split on everything but letters
+and digits, drop one-byte pieces"), so English vaults pay nothing for this.
 """
 
 from __future__ import annotations
