@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hqltui.core import snippets
-from hqltui.core.arms import RANKINGS
+from hqltui.core.arms import ARMS, DEFAULT_LEXICAL, RANKINGS
 from hqltui.core.ranking import Passage
 from hqltui.core.results import ALL, rankings, rankings_json, search_refusal
 
@@ -42,10 +42,11 @@ class Refused(Exception):
 # ------------------------------------------------------------------------ search
 
 
-def snippet(body: str, query: str, width: int = SNIPPET_CHARS) -> str:
-    """At most ``width`` characters of ``body`` around the longest token the query shares
-    with it, else the body's start (``hqltui.core.snippets``)."""
-    return snippets.snippet(body, query, width)
+def snippet(body: str, query: str, width: int = SNIPPET_CHARS, arm: str = DEFAULT_LEXICAL) -> str:
+    """At most ``width`` characters of ``body`` around the longest term the query shares
+    with it (as lexical ``arm`` splits text), else the body's start
+    (``hqltui.core.snippets``)."""
+    return snippets.snippet(body, query, width, analyser=ARMS[arm].analyser)
 
 
 def hit_snippet(session: Session, card: Any, hit: dict[str, Any], text: str) -> str:
@@ -54,7 +55,8 @@ def hit_snippet(session: Session, card: Any, hit: dict[str, Any], text: str) -> 
     passage = Passage(found["ordinal"], found["start"], found["end"]) if found else None
     stale = session.card_status(card.name) == "stale"
     answered = snippets.answered_text(card, passage, stale)
-    return snippet(card.body if answered is None else answered, text)
+    return snippet(card.body if answered is None else answered, text,
+                   arm=session.search.lexical)
 
 
 def search(session: Session, vault: str, text: str, mode: str = DEFAULT_MODE,

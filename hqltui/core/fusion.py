@@ -258,15 +258,18 @@ def _flat(s: np.ndarray, norm: str) -> Normalised:
 
 @dataclass(frozen=True)
 class QueryStats:
-    """The query and how common each of its tokens is in the vault (the same document
-    frequencies bm25's idf uses): what the signals read. ``holds(position, token)``
-    says whether the card at ``position`` holds ``token`` (``DocFreq.holds``); without
-    it the ``ident`` signal is 0."""
+    """The query and how common each of its tokens is in the vault (the document
+    frequencies of the fused lexical arm's analyser: for bm25 the ones its idf
+    uses): what the signals read. ``holds(position, token)`` says whether the card
+    at ``position`` holds ``token`` (``DocFreq.holds``); without it the ``ident``
+    signal is 0. ``terms`` splits text as those counts were made (``DocFreq.terms``;
+    default hashbag's ``tokens``), for the ``ident`` and ``name`` signals."""
 
     text: str
     cards: int
     df: dict[str, int]  # each distinct token of the query -> cards holding it (0: none)
     holds: Callable[[int, str], bool] | None = None
+    terms: Callable[[str], list[str]] = tokens
 
 
 def idf(df: int, cards: int) -> float:
@@ -341,7 +344,7 @@ def signals(stats: QueryStats, lexical: np.ndarray, semantic: np.ndarray,
         sem10 = set(semantic[:10].tolist())
         out["overlap"] = len(sem10.intersection(lexical[:10].tolist())) / len(sem10)
     if names is not None and lexical.size:
-        out["name"] = name_share(stats.text, names[int(lexical[0])])
+        out["name"] = name_share(stats.text, names[int(lexical[0])], stats.terms)
     if lexical.size:
         out["ident"] = identifier(stats, int(lexical[0]),
                                   int(semantic[0]) if semantic.size else None)
@@ -363,7 +366,7 @@ def identifier(stats: QueryStats, lexical_top: int, semantic_top: int | None) ->
     for word in stats.text.split():
         if not CODE_WORD.search(word):
             continue
-        for token in dict.fromkeys(tokens(word)):
+        for token in dict.fromkeys(stats.terms(word)):
             df = stats.df.get(token, 0)
             if df <= 0 or rarity(df, stats.cards) < IDENT_RARE:
                 continue
@@ -373,13 +376,13 @@ def identifier(stats: QueryStats, lexical_top: int, semantic_top: int | None) ->
     return 0.0
 
 
-def name_share(query: str, name: str) -> float:
+def name_share(query: str, name: str, terms: Callable[[str], list[str]] = tokens) -> float:
     """The share of ``query``'s distinct tokens that spell ``name`` (a card's name),
     when the query holds all of the name's tokens; else 0. Why: a query that
     contains a card's whole name was most likely typed to find that card, and
     the more of the query the name is, the surer that is (``make`` in a
     ten-word sentence is a verb, not a request for ``make.1``)."""
-    asked, named = set(tokens(query)), set(tokens(name))
+    asked, named = set(terms(query)), set(terms(name))
     if not asked or not named or not named <= asked:
         return 0.0
     return len(named) / len(asked)

@@ -251,7 +251,7 @@ class Session:
             root=root,
             vault=vault,
             config=config,
-            lexical=LexicalArms(texts, terms_file(root, cache_path)),
+            lexical=LexicalArms(texts, lambda analyser: terms_file(root, cache_path, analyser)),
             _index=index,
             loaded_at=clock(),
             clock=clock,
@@ -291,8 +291,9 @@ class Session:
 
     @property
     def doc_freq(self) -> DocFreq | None:
-        """The adaptive fusion's IDF signal; None when the term counts failed."""
-        return self.lexical.doc_freq
+        """The adaptive fusion's signals' document frequencies, by the fused lexical arm's
+        analyser; None when its term counts failed."""
+        return self.lexical.doc_freq(self.search.lexical)
 
     def pending_step(self, arm: str | None = None) -> str | None:
         """The first step ``prepare(arm)`` would take ("opening the index", "counting
@@ -624,9 +625,10 @@ class Session:
         (default: the configured one)."""
         config = fusion or self.search.fusion_config()
         stats = QueryStats(text, 0, {})  # no counts: the query's shape only
-        if self.doc_freq is not None:
-            stats = QueryStats(text, self.doc_freq.size, self.doc_freq.of(text),
-                               self.doc_freq.holds)
+        fused_arm = scored[0].arm if scored and arms.is_lexical(scored[0].arm) else None
+        counted = self.lexical.doc_freq(fused_arm) if fused_arm else self.doc_freq
+        if counted is not None:
+            stats = QueryStats(text, counted.size, counted.of(text), counted.holds, counted.terms)
         fused = arms.fuse(
             scored,
             self.names,
