@@ -492,10 +492,10 @@ def skipped(rel: str | PurePosixPath, exc: HeaderError) -> str:
 
 def load_vault(root: str | os.PathLike[str], cache: ParseCache | None = None) -> Vault:
     """Read every card under ``root``; a broken card is skipped with a warning naming it."""
-    root = Path(root)
-    problem = vault_problem(root)
+    problem = vault_problem(root)  # before Path(): Path("") would be the current directory
     if problem:
         raise NotADirectoryError(problem)
+    root = Path(root)
     paths, warnings = _discover(str(root))
     cards: list[Card] = []
     base = str(root)

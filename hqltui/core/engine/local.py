@@ -40,10 +40,10 @@ class LocalCards:
     @classmethod
     def load(cls, root: str | Path,
              embed: Callable[[LocalCards, str, bool], Any] | None = None) -> LocalCards:
-        root = Path(root)
-        problem = vault_problem(root)
+        problem = vault_problem(root)  # before Path(): Path("") is the current directory
         if problem:
             raise EngineRefused(Refusal(problem, "name a vault directory"))
+        root = Path(root)
         vault = load_vault(root)
         config = load_config(root)
         opened = open_index(vault, config)
