@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -26,11 +27,27 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: error: {message}")
 
 
+def strict_json(data: Any, indent: int | None = 2) -> str:
+    """``data`` as strict JSON: a float that is not finite (which ``json`` would write as
+    ``Infinity`` or ``NaN``, which no JSON parser reads) is written ``null``."""
+    return json.dumps(_finite(data), indent=indent, ensure_ascii=False, allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
 def refuse(args: argparse.Namespace, label: str, message: str, fix: str | None) -> int:
     """A command that cannot answer: one line on stderr and, under ``--json``, the
     object ``{"error": {"message": …, "fix": …}}`` on stdout, so scripts parse it."""
     if getattr(args, "json", False):
-        print(json.dumps({"error": {"message": message, "fix": fix}}, ensure_ascii=False))
+        print(strict_json({"error": {"message": message, "fix": fix}}, indent=None))
     print(shown(f"{label}: {with_fix(message, fix)}"), file=sys.stderr)
     return FAILED
 

@@ -15,13 +15,20 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import json
 import math
 import sys
 from typing import Any
 
-from hqltui.commands.common import Parser, labelled_session, positive_int, refuse, run_command
+from hqltui.commands.common import (
+    Parser,
+    labelled_session,
+    positive_int,
+    refuse,
+    run_command,
+    strict_json,
+)
 from producer.terminal import shown, shown_lines
+from producer.wording import FIX_LEAD
 
 SHOWN_ROWS = 15
 
@@ -133,13 +140,16 @@ def run(args: argparse.Namespace) -> int:
                   file=target)
             file = write_search(args.vault, settings)
         except ConfigError as exc:
-            return refuse(args, "hql-tui tune", str(exc), "fix hql.toml, then tune again")
+            # An edit's refusal may carry its own fix (a full disk): never add a second one.
+            said = str(exc)
+            fix = None if FIX_LEAD in said else "fix hql.toml, then tune again"
+            return refuse(args, "hql-tui tune", said, fix)
         if args.json:
             data["written"] = str(file.name)
         else:
             print(shown(f"wrote [search] to {file}"))
     if args.json:
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        print(strict_json(data))
     return 0
 
 
