@@ -103,11 +103,13 @@ def labelled_session(args: argparse.Namespace, label: str) -> tuple[list[Any], A
     ``[search]``: fusion needs its settings)."""
     from pathlib import Path
 
-    from hqltui.core.evaluation import QueriesError, read_queries
+    from hqltui.core.evaluation import QueriesError, read_labelled
     from hqltui.core.session import Session
 
     try:
-        queries = read_queries(Path(args.queries))
+        queries, warnings = read_labelled(Path(args.queries))
+        for warning in warnings:
+            print(shown(f"{label}: {warning}"), file=sys.stderr)
         session = Session.load(args.vault)
     except QueriesError as exc:
         return refuse(args, label, str(exc), exc.fix or f"fix {args.queries}")
