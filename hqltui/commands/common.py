@@ -61,14 +61,19 @@ def refusal_lines(refusal: Any) -> list[str]:
     return [f"  refused: {shown(with_fix(refusal.message, fix))}"]
 
 
-def positive_int(value: str) -> int:
+def whole_number(value: str, minimum: int = 1, why: str = "") -> int:
+    """An option's whole number of at least ``minimum`` (``why``: the reason, shown)."""
     try:
         number = int(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"`{value}` is not a whole number") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
+    if number < minimum:
+        raise argparse.ArgumentTypeError(f"must be at least {minimum}{why}")
     return number
+
+
+def positive_int(value: str) -> int:
+    return whole_number(value)
 
 
 def run_command(
