@@ -13,6 +13,8 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -249,17 +251,33 @@ def test_a_history_file_that_is_a_fifo_is_refused_not_waited_on(tmp_path: Path) 
 # ------------------------------------------------------------------ the vault
 
 
+@contextmanager
+def deep_chain(top: Path, depth: int) -> Iterator[Path]:
+    """``top/d/d/…/d``, made and removed one folder at a time (``os.makedirs`` and
+    ``shutil.rmtree``, pytest's clean-up included, recurse once per level)."""
+    chain = [top / "d"]
+    for _ in range(depth - 1):
+        chain.append(chain[-1] / "d")
+    for folder in chain:
+        folder.mkdir()
+    try:
+        yield chain[-1]
+    finally:
+        for folder in reversed(chain):
+            for file in folder.iterdir():
+                if not file.is_dir():
+                    file.unlink()
+            folder.rmdir()
+
+
 def test_folders_nested_too_deep_are_skipped_with_one_warning(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     (vault / "a" / "b").mkdir(parents=True)
     (vault / "top.md").write_text("# Top\n", encoding="utf-8")
     (vault / "a" / "b" / "near.md").write_text("# Near\n", encoding="utf-8")
-    here = vault
-    for _ in range(1500):  # one folder at a time: os.makedirs itself recurses
-        here = here / "d"
-        here.mkdir()
-    (here / "deep.md").write_text("# Deep\n", encoding="utf-8")
-    loaded = load_vault(vault)
+    with deep_chain(vault, 1500) as bottom:
+        (bottom / "deep.md").write_text("# Deep\n", encoding="utf-8")
+        loaded = load_vault(vault)
     assert [c.name for c in loaded.cards] == ["near", "top"]
     assert loaded.warnings == [f"d/d/d/…: folders nested more than {MAX_DEPTH} deep; not read"]
 
