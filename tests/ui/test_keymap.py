@@ -38,7 +38,10 @@ def test_a_keymap_changes_the_hint_of_its_binding_only(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("text, says", [
-    ("jobs.build = ", "not TOML"),
+    ("jobs.build = ", "is not valid TOML"),
+    ("x = " + "[" * 600 + "]" * 600, "nests arrays or tables too deeply to be read"),
+    ('"jobs.build" = "ctrl+bee"\n', "is not a key"),
+    ('"jobs.build" = "f6x"\n', "is not a key"),
     ('"jobs.nope" = "ctrl+b"\n', "no binding has the id 'jobs.nope'"),
     ('"jobs.build" = 7\n', "jobs.build = 7 is not a key"),
     ('"jobs.build" = "ctrl+ b"\n', "is not a key"),
@@ -51,6 +54,47 @@ def test_a_bad_keymap_is_refused_whole(tmp_path: Path, text: str, says: str) -> 
     assert keymap.notice is not None and says in keymap.notice
     assert keymap.notice.endswith("the default keys are kept") and "\n" not in keymap.notice
 
+
+def test_a_keymap_that_is_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
+    path = tmp_path / "keymap.toml"
+    os.mkfifo(path)
+    keymap = load_keymap(path, ["jobs.build"])
+    assert keymap.keys == {}
+    assert keymap.notice == (f"{path}: cannot be read: a FIFO (named pipe), not a regular "
+                             "file; the default keys are kept")
+
+
+def test_named_keys_textual_knows_are_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "keymap.toml"
+    path.write_text('"jobs.build" = "ctrl+pageup,question_mark,slash,space,f24,B"\n',
+                    encoding="utf-8")
+    keymap = load_keymap(path, ["jobs.build"])
+    assert keymap.notice is None and keymap.keys["jobs.build"].startswith("ctrl+pageup")
+
+
+def test_one_key_given_to_two_ids_is_applied_with_a_notice_naming_both(tmp_path: Path
+                                                                       ) -> None:
+    path = tmp_path / "keymap.toml"
+    path.write_text('"jobs.build" = "ctrl+b"\n"jobs.verify" = "f9,ctrl+b"\n', encoding="utf-8")
+    keymap = load_keymap(path, ["jobs.build", "jobs.verify"])
+    assert keymap.keys == {"jobs.build": "ctrl+b", "jobs.verify": "f9,ctrl+b"}
+    assert keymap.notice == (f"{path}: ctrl+b is given to jobs.build and jobs.verify; only "
+                             "one of them can have it (give each its own key)")
+
+
+@pytest.mark.anyio
+async def test_the_ctrl_c_notice_names_the_quit_key_in_plain_text(make_app, birds: Path
+                                                                   ) -> None:
+    write_keymap('"app.quit" = "ctrl+w"\n')
+    app = make_app(birds)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+c")
+        await settle(pilot)
+        notices = [(n.title, n.message) for n in app._notifications]
+        assert notices == [("Do you want to quit?", "Press ctrl+w to quit the app")]
+        shown = app.export_screenshot()
+        assert "ctrl+w" in shown and "[b]" not in shown
 
 
 @pytest.mark.anyio
