@@ -334,3 +334,28 @@ def test_a_query_written_twice_with_different_labels_is_refused_naming_both(
     assert str(caught.value) == (f"{path}: query 'owl' is labelled differently in line 1 and "
                                  "line 11")
     assert caught.value.fix == "keep one of the two entries in queries.toml"
+
+
+@pytest.mark.parametrize("folds", ["0", "1"])
+def test_folds_below_two_are_refused_alike_before_anything_loads(tmp_path: Path, folds: str
+                                                                  ) -> None:
+    result = hql("tune", "no-such-vault", "queries.toml", "--folds", folds, cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == (
+        "hql-tui tune: error: argument --folds: must be at least 2 (each fold is scored on "
+        "queries the others hold out)")
+
+
+def test_tune_on_a_terminal_says_how_many_configurations_are_scored() -> None:
+    import io
+
+    from hqltui.commands.tune import progress_line
+
+    stream = io.StringIO()
+    said = progress_line(stream)
+    for done in (1, 2, 3):
+        said(done, 3)
+    assert stream.getvalue().split("\r") == [
+        "hql-tui tune: 1 of 3 configurations scored\x1b[K",
+        "hql-tui tune: 2 of 3 configurations scored\x1b[K",
+        "hql-tui tune: 3 of 3 configurations scored\x1b[K\n"]
