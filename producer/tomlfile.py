@@ -145,20 +145,33 @@ LOCK_SUFFIX = ".lock"
 @contextmanager
 def _locked(file: Path, target: Path) -> Iterator[None]:
     """An exclusive ``flock`` on ``.{name}.lock`` beside the file written, held from the
-    read to the rename. A separate, stable file: the edited file itself is replaced by
-    each write, so a lock on it would guard an inode nobody opens again."""
+    read to the rename. A separate file: the edited file itself is replaced by each
+    write, so a lock on it would guard an inode nobody opens again. The lock file is
+    removed on release (no litter in the vault or a dotfiles repository); a writer that
+    was waiting on the removed file sees it is no longer the one at that name, and
+    locks the new one instead."""
     lock = target.with_name(f".{target.name}{LOCK_SUFFIX}")
-    try:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-    except OSError as exc:
-        raise TomlFileError(f"{file}: cannot be updated: its lock file {lock.name} cannot be "
-                            f"opened ({exc.strerror})", _write_fix(exc, target),
-                            read=False) from None
-    try:
+    while True:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            raise TomlFileError(f"{file}: cannot be updated: its lock file {lock.name} cannot "
+                                f"be made ({exc.strerror})", _write_fix(exc, target),
+                                read=False) from None
         fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            held = os.fstat(fd)
+            current = os.stat(lock, follow_symlinks=False)
+            if (held.st_dev, held.st_ino) == (current.st_dev, current.st_ino):
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)  # the file was removed while this writer waited: lock the new one
+    try:
         yield
     finally:
-        os.close(fd)  # closing releases the lock
+        lock.unlink(missing_ok=True)  # while still held: the next writer then re-opens
+        os.close(fd)
 
 
 def _write_fix(exc: OSError, target: Path) -> str:

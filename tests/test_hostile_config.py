@@ -94,7 +94,7 @@ def test_two_processes_labelling_one_file_lose_no_confirmed_label(tmp_path: Path
     assert [w.exitcode for w in writers] == [0, 0]  # no write was refused either
     texts = {q.text for q in read_queries(path)}
     assert texts == {f"{name} {i}" for name in ("left", "right") for i in range(40)}
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".queries.toml.lock", "queries.toml"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["queries.toml"]  # no lock left
 
 
 FILL = """

@@ -162,6 +162,8 @@ def load_keymap(path: Path, known: Iterable[str]) -> Keymap:
     Read as a regular file only: a FIFO named by ``$HQL_TUI_KEYMAP`` would block the
     start. One key given to several ids is applied (Textual gives it to the first
     binding found) with a notice naming them, so the user knows which one lost it."""
+    if not os.path.lexists(path):
+        return Keymap({})  # most starts have none: the TOML reader is not even loaded
     from producer.tomlfile import TomlFileError, read_toml
 
     try:
