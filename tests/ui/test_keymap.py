@@ -147,3 +147,26 @@ def test_remapped_keys_on_screen(snap_compare, make_app, birds: Path) -> None:
         assert "ctrl+o shows them" in str(pilot.app.main.query_one(WarningsStrip).border_title)
 
     assert snap_compare(make_app(birds), terminal_size=SIZE, run_before=run)
+
+
+@pytest.mark.anyio
+async def test_a_keymap_and_a_history_that_are_fifos_start_the_app_with_two_notices(
+        make_app, birds: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    keymap, history = tmp_path / "keymap.fifo", tmp_path / "history.fifo"
+    os.mkfifo(keymap)
+    os.mkfifo(history)
+    monkeypatch.setenv("HQL_TUI_KEYMAP", str(keymap))
+    monkeypatch.setenv("HQL_TUI_HISTORY", str(history))
+    app = make_app(birds)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        notices = {n.title: n.message for n in app._notifications}
+        assert notices == {
+            "keymap not used": f"{keymap}: cannot be read: a FIFO (named pipe), not a regular "
+                               "file; the default keys are kept",
+            "history not used": f"{history}: a FIFO (named pipe), not a regular file; the "
+                                "query history is neither read nor saved (set "
+                                "HQL_TUI_HISTORY to a file)"}
+        assert app.state.session is not None and len(app.state.session.vault.cards) > 0
+        await pilot.press("ctrl+q")
+    assert history.is_fifo()
