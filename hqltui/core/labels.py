@@ -251,8 +251,10 @@ def labels_path(config: Any) -> tuple[Path, str | None]:
     try:  # the default name too: a `queries.toml` linked outside must not be written through
         check_inside_path(root, named, config.file, table="search", key="labels",
                           example=DEFAULT_LABELS)
-    except ConfigError as exc:
-        return root / named, f"{exc}; labelling is off until it is fixed"
+    except ConfigError:  # a name [search] accepted: only a link can lead it out
+        return root / named, (f"{root / named}: the labels file leads outside the vault "
+                              "through a symlink, so nothing is written through it; "
+                              "labelling is off until it is fixed")
     return root / named, None
 
 
