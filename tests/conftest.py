@@ -24,6 +24,14 @@ def pytest_configure(config) -> None:  # noqa: ANN001 - pytest hook
     os.environ.pop("NO_COLOR", None)  # snapshots compare colours
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that asks for ``minilm`` (the packaged model, loaded in process) is ``slow``:
+    ``make test-fast`` leaves it out, ``make test`` runs it."""
+    for item in items:
+        if "minilm" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_unconfigure(config) -> None:  # noqa: ANN001 - pytest hook
     shutil.rmtree(_home, ignore_errors=True)
 

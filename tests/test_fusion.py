@@ -1,5 +1,5 @@
 """The fusion methods (rrf, convex, adaptive): normalisations by hand, and RFC 0048's laws
-for every method — not that any of them wins (that is measured: README, benchmarks)."""
+for every method — not that any of them wins (that is measured: docs/ranking.md, benchmarks)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ import json
 import math
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from producer.terminal import shown
 from producer.wording import with_fix
@@ -22,7 +22,7 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # exit 2 with one line, as argparse does
+    def error(self, message: str) -> NoReturn:  # exit 2 with one line, as argparse does
         self.print_usage(sys.stderr)
         raise UsageError(f"{self.prog}: error: {message}")
 

@@ -43,7 +43,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("vault", help="the vault directory")
     p.add_argument("queries", help="a TOML file of [[query]] text, relevant, kind")
     p.add_argument("--grid", choices=tuple(GRIDS), default="default",
-                   help="the configurations to try (README: `hql-tui tune`)")
+                   help="the configurations to try (docs/cli.md: `hql-tui tune`)")
     p.add_argument("--folds", type=fold_number, help="cross-validation folds; "
                    "default min(5, the fewest queries of a kind)")
     p.add_argument("--write", action="store_true",

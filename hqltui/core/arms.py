@@ -20,7 +20,7 @@ menus and the config read without loading numpy) and its scorer here (and its te
 * **hybrid** fuses one lexical arm with the semantic arm by a fusion method
   named in ``FUSIONS`` (``rrf``, ``convex``, ``adaptive``: ``hqltui.core.fusion``;
   their names and summaries live in ``hqltui.core.names``, re-exported here);
-  ``DEFAULT_FUSION`` is the one chosen by measurement (README, "Choosing the
+  ``DEFAULT_FUSION`` is the one chosen by measurement (docs/ranking.md, "Choosing the
   default fusion").
 """
 

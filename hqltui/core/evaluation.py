@@ -19,13 +19,16 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hqltui.core.arms import ARMS, HYBRID, LEXICAL_ARMS, SEMANTIC_ARMS
 from hqltui.core.fusion import FusionConfig
 from producer.tomlfile import TomlFileError, read_toml
 from producer.vault import read_regular
 from producer.wording import SHOWN
+
+if TYPE_CHECKING:  # for annotations only: no import at run time
+    from hqltui.core.session import Session
 
 DEPTH = 10
 DEFAULT_KIND = "query"  # the kind of an entry that names none
@@ -271,11 +274,11 @@ CARD_LEVEL = "semantic[cards]"  # the semantic arm on card vectors, where it sco
 
 
 def evaluate(
-    session: Any,
+    session: Session,
     queries: list[LabelledQuery],
     *,
     live: bool = False,
-    fusions: list[FusionConfig] = (),  # type: ignore[assignment]
+    fusions: Sequence[FusionConfig] = (),
     cancelled: Callable[[], bool] | None = None,
 ) -> Report:
     """Every arm and hybrid row on every query; ``cancelled()`` (when given) is asked

@@ -66,7 +66,7 @@ class AdaptiveParams:
     alpha_prose: float = 0.8  # α when it has none (four words or more of plain prose)
     words_short: float = 2.0  # this many words or fewer: fully short
     words_long: float = 4.0  # this many or more: not short at all
-    idf_weight: float = 0.0  # share of the rare-token cue (0: off, see the README)
+    idf_weight: float = 0.0  # share of the rare-token cue (0: off, see docs/ranking.md)
     idf_low: float = 0.35  # mean normalised idf at or below which tokens are common
     idf_high: float = 0.65  # ... and at or above which they are rare
     gap_weight: float = 0.5  # how far the lexical arm's confidence moves α (0: not at all)

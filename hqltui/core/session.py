@@ -294,7 +294,7 @@ class Session:
     @property
     def doc_freq(self) -> DocFreq | None:
         """The adaptive fusion's IDF signal; None when the term counts failed."""
-        return self.lexical.doc_freq  # type: ignore[no-any-return]
+        return self.lexical.doc_freq
 
     def pending_step(self, arm: str | None = None) -> str | None:
         """The first step ``prepare(arm)`` would take ("opening the index", "counting
@@ -529,15 +529,15 @@ class Session:
     def _with_passages(self, hits: tuple[Hit, ...], *scored: ArmScores) -> tuple[Hit, ...]:
         """Each hit with the passage that answered for it, where an arm scored passages
         (for hybrid: only where that arm selected the card)."""
-        found = [s for s in scored if s.passages]
+        found = [(s.arm, s.passages) for s in scored if s.passages]
         if not found:
             return hits
         out = []
         for hit in hits:
             at = self._position[hit.card]
             passage = next(
-                (s.passages[at] for s in found if at in s.passages  # type: ignore[index,operator]
-                 and (not hit.arms or hit.arms.get(s.arm) is not None)),
+                (passages[at] for arm, passages in found if at in passages
+                 and (not hit.arms or hit.arms.get(arm) is not None)),
                 None,
             )
             out.append(replace(hit, passage=passage) if passage is not None else hit)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -59,7 +60,7 @@ class Once(Generic[T]):
                     self._value = self._make()
                     self._done = True
                     self._make = None
-        return self._value  # type: ignore[return-value]
+        return self._value  # type: ignore[return-value]  # _done: it holds a T (which may be None)
 
     def peek(self) -> T | None:
         """The value if it is made, else None (never makes it, never waits)."""
@@ -84,7 +85,7 @@ class LexicalArms(Mapping[str, Any]):
         self._terms = terms
         self._counts: Once[Any] = Once(self._count)
         self._arms: dict[str, Once[Any]] = {
-            name: Once(lambda name=name: self._build(name)) for name in LEXICAL_ARMS
+            name: Once(partial(self._build, name)) for name in LEXICAL_ARMS
         }
         self._doc_freq: Once[Any] = Once(self._make_doc_freq)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hqltui.core.config import AppConfig as Config
 from hqltui.core.config import load_config
@@ -20,6 +20,9 @@ from hqltui.core.index_reader import SemanticIndex, build_command, open_index
 from hqltui.core.ranking import Refusal
 from producer.vault import Vault, load_vault, vault_problem
 from producer.wording import listed
+
+if TYPE_CHECKING:  # for annotations only: no import at run time
+    from hqltui.core.session import Session
 
 # The columns sync writes, in order (``arrow_rows``): a table with others is not this tool's.
 ROW_COLUMNS = ("name", "path", "title", "text", "content_hash", "embedding", "model",
@@ -52,7 +55,7 @@ class LocalCards:
         return cls(vault, config, opened, None, embed=embed)
 
     @classmethod
-    def from_session(cls, session: Any) -> LocalCards:
+    def from_session(cls, session: Session) -> LocalCards:
         return cls(session.vault, session.config, session.index, session.index_refusal,
                    session.embedders, embed=session.embed_query)
 

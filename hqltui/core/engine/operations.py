@@ -342,10 +342,10 @@ def _build(settings: EngineSettings, options: Options) -> BuildReport:
             else:
                 wrong.append(index)
         for spec in EXPECTED:  # a right index that is still pending: wait for it
-            index = keep.get(spec.signature)
-            if index is not None and index.status != "ready":
-                c.step(f"{spec.label} `{index.name}` is pending; waiting for it")
-                if not _wait_ready(c, index, spec):
+            pending = keep.get(spec.signature)
+            if pending is not None and pending.status != "ready":
+                c.step(f"{spec.label} `{pending.name}` is pending; waiting for it")
+                if not _wait_ready(c, pending, spec):
                     del keep[spec.signature]
         for index in wrong:
             if index.name not in broken:
