@@ -305,6 +305,20 @@ def test_an_empty_vault_argument_is_refused_not_the_current_directory(
     assert result.stdout.strip() in ("", '{"error"') and "owl" not in result.stdout
 
 
+def test_an_empty_vault_argument_builds_no_index_of_the_current_directory(tmp_path: Path
+                                                                           ) -> None:
+    (tmp_path / "owl.md").write_text("# Owl\n", encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "producer", "build", "--vault", "",
+                             "--out", str(tmp_path / "index.sqlite")], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines()[-1] == (
+        "hql-semantics: the vault argument is empty (an unset variable?); fix: name an "
+        "existing vault directory with --vault")
+    assert not (tmp_path / "index.sqlite").exists()
+
+
 # ----------------------------------------------------------- eval and tune
 
 
