@@ -8,10 +8,16 @@ errors. The JSON shape is documented in docs/cli.md ("hql-tui query --json").
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TYPE_CHECKING, Any
 
-from hqltui.commands.common import Parser, positive_int, refusal_lines, refuse, run_command
+from hqltui.commands.common import (
+    Parser,
+    positive_int,
+    refusal_lines,
+    refuse,
+    run_command,
+    strict_json,
+)
 from hqltui.core.arms import HYBRID, LEXICAL_ARMS
 from hqltui.core.results import MODES, all_warnings, rankings, rankings_json, search_refusal
 from producer.terminal import shown
@@ -135,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     refused = any(r.refusal is not None for r in arms.values())
     if args.json:
         data = rankings_json(session, str(args.vault), args.text, args.limit, arms)
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        print(strict_json(data))
     else:
         out: list[str] = [f"query  {shown(repr(args.text))}  in {shown(args.vault)}", ""]
         render_text(arms, session, out)

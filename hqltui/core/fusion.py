@@ -150,12 +150,9 @@ def parse_fusion(text: str, base: FusionConfig | None = None) -> FusionConfig:
         if not math.isfinite(number):
             raise ValueError(f"`{key}` must be a finite number")
         if key == "k":
-            if number <= 0:
-                raise ValueError("`k` must be above 0")
-            config = replace(config, k=number)
+            config = replace(config, k=check_rrf_k(number, key))
         elif key in ("wlex", "wsem"):
-            if number < 0:
-                raise ValueError(f"`{key}` must be at least 0")
+            check_weight(number, key)
             w = config.weights
             config = replace(config, weights=(number, w[1]) if key == "wlex" else (w[0], number))
         elif key == "alpha":
@@ -167,6 +164,25 @@ def parse_fusion(text: str, base: FusionConfig | None = None) -> FusionConfig:
     config = replace(config, adaptive=adaptive)
     check_adaptive(config.adaptive)
     return config
+
+
+# rrf's bounds: w / (k + rank) stays a finite float (and fusion keeps its meaning)
+# for every k and w within them; 1e-300 or 1.7e308 would make scores infinite.
+RRF_K_RANGE = (1e-3, 1e6)
+WEIGHT_MAX = 1e6
+
+
+def check_rrf_k(value: float, key: str = "rrf_k") -> float:
+    low, high = RRF_K_RANGE
+    if not low <= value <= high:
+        raise ValueError(f"`{key}` must be between {low:g} and {high:g}")
+    return value
+
+
+def check_weight(value: float, key: str) -> float:
+    if not 0.0 <= value <= WEIGHT_MAX:
+        raise ValueError(f"`{key}` must be between 0 and {WEIGHT_MAX:g}")
+    return value
 
 
 def check_alpha(value: float, key: str = "alpha") -> float:

@@ -118,7 +118,7 @@ from hqltui.core.semantic import LiveEmbedders, embed_local, query_vector, seman
 from hqltui.core.stages import LexicalArms, Once, Progress, guarded
 from hqltui.core.term_cache import terms_file
 from producer.parse_cache import ParseCache
-from producer.vault import Card, Vault, load_vault
+from producer.vault import Card, Vault, load_vault, vault_problem
 from producer.wording import with_fix
 
 __all__ = ["Answer", "IndexSummary", "Session"]
@@ -234,6 +234,8 @@ class Session:
         embedders: LiveEmbedders | None = None,
         open_index: bool = True,
     ) -> Session:
+        if problem := vault_problem(root):  # before Path(): Path("") is the current directory
+            raise NotADirectoryError(problem)
         root = Path(root)
         clock = clock or _now
         cache_path = Path(cache_dir) if cache_dir is not None else None

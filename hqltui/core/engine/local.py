@@ -43,10 +43,10 @@ class LocalCards:
     @classmethod
     def load(cls, root: str | Path,
              embed: Callable[[LocalCards, str, bool], Any] | None = None) -> LocalCards:
-        root = Path(root)
-        problem = vault_problem(root)
+        problem = vault_problem(root)  # before Path(): Path("") is the current directory
         if problem:
             raise EngineRefused(Refusal(problem, "name a vault directory"))
+        root = Path(root)
         vault = load_vault(root)
         config = load_config(root)
         opened = open_index(vault, config)
@@ -70,7 +70,15 @@ class LocalCards:
         return {c.name: (c.content_hash, model, revision) for c in self.vault.cards}
 
     def uploadable(self) -> SemanticIndex:
-        """The index, when every vault card has a fresh vector in it; else refuse."""
+        """The index, when every vault card has a fresh vector in it; else refuse. A vault
+        with no cards is refused first: syncing it would empty the engine table (a vault
+        argument pointing at the wrong folder), and an index cannot be built on no rows."""
+        if not self.vault.cards:
+            raise EngineRefused(Refusal(
+                f"{self.vault.root}: the vault has no cards, so there is nothing to sync "
+                "(nothing was sent; the engine table is left as it is)",
+                "add cards to the vault, or name the vault directory that holds them",
+            ))
         if self.index is None:
             assert self.refusal is not None
             raise EngineRefused(Refusal(
