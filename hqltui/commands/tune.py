@@ -164,9 +164,9 @@ def run(args: argparse.Namespace) -> int:
             file = write_search(args.vault, settings)
         except ConfigError as exc:
             # An edit's refusal may carry its own fix (a full disk): never add a second one.
-            said = str(exc)
-            fix = None if FIX_LEAD in said else "fix hql.toml, then tune again"
-            return refuse(args, "hql-tui tune", said, fix)
+            refusal = str(exc)
+            fix = None if FIX_LEAD in refusal else "fix hql.toml, then tune again"
+            return refuse(args, "hql-tui tune", refusal, fix)
         if args.json:
             data["written"] = str(file.name)
         else:
