@@ -28,51 +28,36 @@ from __future__ import annotations
 
 import os
 import shlex
-import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
-from producer.card_digests import CardDigest, DigestCache, card_parts, digest_vault
+from producer.build_execute import Executed, LazyEmbedder, execute
+from producer.build_options import BuildError, BuildOptions
+from producer.build_plan import BuildPlan, Identity, Previous, plan_build, quoted
+from producer.card_digests import DigestCache, VaultDigest, digest_vault
 from producer.config import ConfigError, load_config
 from producer.embedders import (
     Embedder,
     EmbedderSpec,
     EmbedError,
     check_spec,
-    embed_texts,
     identity,
-    open_embedder,
 )
 from producer.index import (
-    METRIC,
-    SCHEMA_VERSION,
-    TOOL_VERSION,
     BuildLock,
-    CardRow,
-    ChunkRow,
     IndexBusy,
-    IndexContents,
-    IndexWriter,
     MetaRow,
-    ModelRow,
-    QueryRow,
     StoreError,
     UnknownSchema,
     aside_path,
     is_sqlite_file,
-    is_unit,
-    pack,
-    pause_point,
     read_index,
     readable_query_texts,
     same_vault,
 )
-from producer.index_checks import offsets_problem, ordinal_problem
-from producer.passages import DEFAULT_RECIPE, cut_windows, passage_text, tokens_needed, whole
 from producer.vault import vault_problem
-from producer.yamlcore import HeaderError
 
 # Changed cards embedded (and their rows written) per step of a build: what
 # bounds the texts in flight and the vectors held, whatever the vault's size.
@@ -80,35 +65,6 @@ CHUNK = 512
 
 Event = dict[str, object]
 Emit = Callable[[Event], None]
-
-
-class BuildError(Exception):
-    """A build cannot proceed; the message is meant for the user, ``fix`` what to do."""
-
-    def __init__(self, message: str, fix: str | None = None) -> None:
-        super().__init__(message)
-        self.fix = fix
-
-
-@dataclass
-class BuildOptions:
-    vault: str
-    out: str | None = None
-    offline: bool = False
-    provider: str | None = None
-    model: str | None = None
-    revision: str | None = None
-    endpoint: str | None = None
-    api_key_env: str | None = None
-    dimensions: int | None = None
-    precision: str | None = None
-    queries: list[str] = field(default_factory=list)
-    drop_queries: bool = False
-    built_at: str | None = None
-    full: bool = False
-    parse_cache: bool = False
-    # None: on when `[semantics] passages = true` or the previous index holds passages
-    passages: bool | None = None
 
 
 @dataclass
@@ -228,18 +184,14 @@ def refuse_foreign_file(out: Path) -> None:
         )
 
 
-def _quoted(texts: list[str]) -> str:
-    return ", ".join(repr(t) for t in texts)
-
-
-def _previous(out: Path, emit: Emit, full: bool) -> tuple[IndexContents | None, list[str]]:
-    """The index being replaced, or (with ``--full``) ``None`` and the query texts
+def _previous(out: Path, emit: Emit, full: bool) -> Previous:
+    """The index being replaced, or (with ``--full``) none and the query texts
     rescued from an index that can no longer be read. Never drops stored queries
     silently; never waits on a locked file longer than the reader's lock wait."""
     if not out.exists():
-        return None, []
+        return Previous(None)
     try:
-        return read_index(out), []
+        return Previous(read_index(out))
     except IndexBusy as exc:
         raise BuildError(str(exc), exc.fix) from None
     except UnknownSchema as exc:
@@ -253,7 +205,7 @@ def _previous(out: Path, emit: Emit, full: bool) -> tuple[IndexContents | None, 
     except StoreError as exc:
         problem = exc
     texts = readable_query_texts(out)
-    stored = f"its stored queries: {_quoted(texts)}" if texts else "no stored query can be read"
+    stored = f"its stored queries: {quoted(texts)}" if texts else "no stored query can be read"
     if not full:
         raise BuildError(
             f"{problem}; refusing to rebuild it from scratch ({stored})",
@@ -264,22 +216,14 @@ def _previous(out: Path, emit: Emit, full: bool) -> tuple[IndexContents | None, 
         {
             "event": "warning",
             "message": f"{problem}; rebuilding it from scratch (--full); "
-            + (f"stored queries kept: {_quoted(texts)}" if texts else stored),
+            + (f"stored queries kept: {quoted(texts)}" if texts else stored),
         }
     )
-    return None, texts
+    return Previous(None, texts)
 
 
-def _build_locked(
-    options: BuildOptions,
-    spec: EmbedderSpec,
-    out: Path,
-    emit: Emit,
-    embedder_factory: Callable[[EmbedderSpec], Embedder] | None,
-    environ: dict[str, str] | None,
-) -> BuildResult:
-    model_id, revision, dims = identity(spec)
-
+def _read_vault(options: BuildOptions, emit: Emit) -> VaultDigest:
+    """Every card's digest, the vault's warnings emitted as they come."""
     cache = DigestCache(Path(options.vault)) if options.parse_cache else None
     try:
         vault = digest_vault(options.vault, cache=cache)
@@ -291,324 +235,75 @@ def _build_locked(
         emit({"event": "warning", "message": warning})
     if not vault.cards:
         raise BuildError(f"{options.vault}: no documents")
+    return vault
 
-    previous, rescued = _previous(out, emit, options.full)
-    reusable = (
-        previous is not None
-        and not options.full
-        and previous.model.id == model_id
-        and previous.model.revision == revision
-        and (dims is None or previous.model.dimensions == dims)
-    )
-    if reusable and dims is None:
-        dims = previous.model.dimensions
-    stored_cards = {c.name: c for c in previous.cards} if reusable else {}
-    if reusable and len(stored_cards) != len(previous.cards):  # a name with two rows:
-        seen: set[str] = set()  # neither row is trusted, the card is embedded afresh
-        doubled = {c.name for c in previous.cards if c.name in seen or seen.add(c.name)}
-        stored_cards = {n: c for n, c in stored_cards.items() if n not in doubled}
-    stored_queries = {q.text: q.embedding for q in previous.queries} if reusable else {}
 
-    def usable(blob: bytes) -> bool:
-        return dims is not None and len(blob) == dims * 4 and is_unit(blob)
-
-    card_blobs: dict[str, bytes] = {}
-    to_embed_cards = []
-    for card in vault.cards:
-        stored = stored_cards.get(card.name)
-        if (
-            stored is not None
-            and stored.content_hash == card.content_hash
-            and usable(stored.embedding)
-        ):
-            card_blobs[card.name] = stored.embedding
-        else:
-            to_embed_cards.append(card)
-
-    # Passages: on when asked for, or (asked nothing) when the index holds them already.
-    with_passages = (
-        options.passages
-        if options.passages is not None
-        else previous is not None and previous.recipe is not None
-    )
-    recipe = DEFAULT_RECIPE if with_passages else None
-    stored_chunks: dict[str, list[ChunkRow]] = {}
-    if (
-        recipe is not None
-        and reusable
-        and previous.recipe is not None
-        and previous.recipe.known
-        and previous.recipe.digest == recipe.digest  # the recipe joins the revision here
-    ):
-        for row in previous.chunks:
-            stored_chunks.setdefault(row.card, []).append(row)
-    chunk_orphans = len(set(stored_chunks) - {c.name for c in vault.cards})
-    # A card keeps its passages byte for byte when its card vector is kept (same text,
-    # model, revision) and every stored passage of it is usable.
-    kept_chunks = {
-        name: rows
-        for name, rows in stored_chunks.items()
-        if name in card_blobs and all(usable(r.embedding) for r in rows) and _as_written(rows)
-    }
-    to_cut = [c for c in vault.cards if recipe is not None and c.name not in kept_chunks]
-
-    query_texts = set(options.queries)
-    stored_texts = [q.text for q in previous.queries] if previous is not None else rescued
-    if options.drop_queries:
-        dropped = sorted(set(stored_texts) - query_texts)
-        if dropped:
-            emit(
-                {
-                    "event": "warning",
-                    "message": f"--drop-queries: dropping {len(dropped)} stored "
-                    f"quer{'y' if len(dropped) == 1 else 'ies'}: {_quoted(dropped)}",
-                }
-            )
-    else:
-        query_texts.update(stored_texts)
-    query_blobs: dict[str, bytes] = {}
-    to_embed_queries = []
-    for text in sorted(query_texts):
-        blob = stored_queries.get(text)
-        if blob is not None and usable(blob):
-            query_blobs[text] = blob
-        else:
-            to_embed_queries.append(text)
-
-    names = {c.name for c in vault.cards}
-    removed = sum(1 for c in previous.cards if c.name not in names) if previous else 0
-
-    embedder: Embedder | None = None
-
-    def open_model() -> Embedder:
-        nonlocal embedder
-        if embedder is None:
-            factory = embedder_factory or (lambda s: open_embedder(s, environ))
-            embedder = factory(spec)
-            if (embedder.model_id, embedder.revision) != (model_id, revision):
-                raise BuildError(
-                    f"the embedder reports {embedder.model_id} at {embedder.revision}, where "
-                    f"{model_id} at {revision} was expected"
-                )
-        return embedder
-
-    # Cutting comes first (tokenizer only, no vectors), so the counts below are exact.
-    spans_of: dict[str, list[tuple[int, int]]] = {}
-    cut_hash: dict[str, str] = {}
-    whole_cards: set[str] = set()  # one passage, the whole text: stored with the card vector
-    if to_cut:
-        assert recipe is not None
-        model = open_model()
-        offsets = getattr(model, "token_offsets", None)
-        if offsets is None:
-            raise BuildError(f"the {spec.provider} embedder cannot cut passages (no tokenizer)")
-        needed = tokens_needed(recipe)
-        for card in to_cut:
-            text, cut_hash[card.name], _ = _read_text(vault.root, card)
-            spans_of[card.name] = cut_windows(text, offsets(text, needed), recipe)
-            if whole(text, spans_of[card.name]):
-                whole_cards.add(card.name)
-            del text
-    passages_to_embed = sum(
-        len(sp) for name, sp in spans_of.items() if name not in whole_cards
-    )
-    passages_reused = sum(len(rows) for rows in kept_chunks.values())
-    total = len(to_embed_cards) + passages_to_embed + len(to_embed_queries)
-    start: Event = {
-        "event": "start",
-        "cards": len(vault.cards),
-        "total": total,
-        "to_embed": len(to_embed_cards),
-        "reused": len(card_blobs),
-        "queries": len(query_texts),
-    }
-    if recipe is not None:
-        start |= {"passages_to_embed": passages_to_embed, "passages_reused": passages_reused}
-    emit(start)
-
+def _build_locked(
+    options: BuildOptions,
+    spec: EmbedderSpec,
+    out: Path,
+    emit: Emit,
+    embedder_factory: Callable[[EmbedderSpec], Embedder] | None,
+    environ: dict[str, str] | None,
+) -> BuildResult:
+    """Plan the build, then carry it out (unless the index is up to date already)."""
+    model_id, revision, dims = identity(spec)
+    vault = _read_vault(options, emit)
+    previous = _previous(out, emit, options.full)
+    embedder = LazyEmbedder(spec, Identity(model_id, revision, dims), embedder_factory, environ)
     vault_name = vault_identity(options.vault)
-
-    stored_passages = [0]
-
-    def result(up_to_date: bool, embedded_queries: int, d: int, provider: str) -> BuildResult:
-        extra: dict[str, object] = {}
-        if recipe is not None:
-            extra = {
-                "passages": stored_passages[0],
-                "passages_embedded": passages_to_embed,
-                "passages_reused": passages_reused,
-            }
-        r = BuildResult(**extra,  # type: ignore[arg-type]
-            out=out,
-            up_to_date=up_to_date,
-            cards=len(vault.cards),
-            embedded=len(to_embed_cards),
-            reused=len(vault.cards) - len(to_embed_cards),
-            removed=removed,
-            queries=len(query_texts),
-            queries_embedded=embedded_queries,
-            model=model_id,
-            revision=revision,
-            dimensions=d,
-            provider=provider,
-        )
-        shown = {k: v for k, v in vars(r).items() if k != "out"}
-        if recipe is None:
-            shown = {k: v for k, v in shown.items() if not k.startswith("passages")}
-        emit({"event": "final", **shown, "out": str(out)})
-        return r
-
-    same_passages = (previous is not None and (previous.recipe is None) == (recipe is None)
-                     and chunk_orphans == 0 and not to_cut)
-    if reusable and total == 0 and removed == 0 and same_passages:
-        by_name = {c.name: c for c in vault.cards}
-        same_rows = all(by_name[c.name].path == c.path for c in previous.cards) and len(
-            previous.cards
-        ) == len(vault.cards)
-        same_meta = (
-            previous.meta.vault == vault_name
-            and previous.meta.tool_version == TOOL_VERSION
-            and previous.meta.schema_version == SCHEMA_VERSION
-            and (options.built_at is None or previous.meta.built_at == options.built_at)
-            and previous.model.metric == METRIC
-            and previous.model.normalized == 1
-            and len(previous.queries) == len(query_texts)
-        )
-        if same_rows and same_meta:
-            stored_passages[0] = len(previous.chunks)
-            return result(True, 0, previous.model.dimensions, spec.provider)
-        # Only metadata, paths or the query set shrank: rewrite without loading a model.
-    built_at = options.built_at or utc_now()
-
-    if total:
-        open_model()
-    started = time.monotonic()
-    embedded = [0]  # texts embedded so far, over every chunk
-
-    def embed(texts: list[str], labels: list[str]) -> list[bytes]:
-        assert embedder is not None
-        offset = embedded[0]
-
-        def on_batch(done: int) -> None:
-            emit(
-                {
-                    "event": "progress",
-                    "done": offset + done,
-                    "total": total,
-                    "elapsed": round(time.monotonic() - started, 3),
-                }
-            )
-            if offset == 0:
-                pause_point("embedding")
-
-        vectors = embed_texts(embedder, texts, on_batch=on_batch, labels=labels)
-        embedded[0] += len(texts)
-        return [pack(v) for v in vectors]
-
-    def card_chunks() -> Iterator[tuple[list[CardRow], list[ChunkRow]]]:
-        """Card rows (and their passage rows) in name order, a chunk at a time: each
-        chunk embeds up to ``CHUNK`` changed cards, so texts in flight and vectors
-        not yet written stay bounded whatever the size of the vault."""
-        chunk: list[CardDigest] = []
-        changed = 0
-        for i, card in enumerate(vault.cards):
-            chunk.append(card)
-            changed += card.name not in card_blobs or card.name in spans_of
-            if changed == CHUNK or i == len(vault.cards) - 1:
-                yield embed_chunk(chunk)
-                chunk, changed = [], 0
-
-    def embed_chunk(chunk: list[CardDigest]) -> tuple[list[CardRow], list[ChunkRow]]:
-        texts: list[str] = []
-        labels: list[str] = []
-        hashes: dict[str, str] = {}
-        wanted: list[tuple[str, int]] = []  # (card, ordinal) per text; ordinal -1: the card
-        for c in chunk:
-            if c.name in card_blobs and c.name not in spans_of:
-                continue
-            text, hashes[c.name], title = _read_text(vault.root, c)
-            if c.name in spans_of and hashes[c.name] != cut_hash[c.name]:
-                raise BuildError(f"{c.path}: changed while building; build again")
-            if c.name not in card_blobs:
-                texts.append(text)
-                labels.append(f"card `{c.name}`")
-                wanted.append((c.name, -1))
-            if c.name in spans_of and c.name not in whole_cards:
-                for o, span in enumerate(spans_of[c.name]):
-                    texts.append(passage_text(text, title, span, recipe or DEFAULT_RECIPE))
-                    labels.append(f"passage {o} of `{c.name}`")
-                    wanted.append((c.name, o))
-            del text
-        blobs = embed(texts, labels) if texts else []
-        del texts
-        fresh = dict(zip(wanted, blobs, strict=True))
-        cards = [
-            CardRow(c.name, c.path, hashes[c.name], fresh[(c.name, -1)])
-            if (c.name, -1) in fresh
-            else CardRow(c.name, c.path, c.content_hash, card_blobs[c.name])
-            for c in chunk
-        ]
-        rows: list[ChunkRow] = []
-        if recipe is not None:
-            for c, row in zip(chunk, cards, strict=True):
-                if c.name in kept_chunks:
-                    rows += kept_chunks[c.name]
-                    continue
-                spans = spans_of[c.name]
-                for o, (a, b) in enumerate(spans):
-                    blob = row.embedding if (c.name, o) not in fresh else fresh[(c.name, o)]
-                    rows.append(ChunkRow(c.name, o, a, b, blob))
-        stored_passages[0] += len(rows)
-        return cards, rows
-
-    chunks = card_chunks()
-    # The first chunk is made before the file opens: when neither the embedder nor
-    # a reusable index declared the width, its vectors do (nothing reusable means
-    # every card was embedded, and a vault has at least one).
-    first = next(chunks)
-    if dims is None:
-        dims = len(first[0][0].embedding) // 4
-
-    with IndexWriter(
-        out,
-        ModelRow(model_id, revision, dims, METRIC, 1),
-        MetaRow(vault=vault_name, built_at=built_at),
-        recipe,
-    ) as writer:
-        for rows, passages in (first, *chunks):
-            writer.add_cards(rows)
-            if recipe is not None:
-                writer.add_chunks(passages)
-        if to_embed_queries:
-            blobs = embed(to_embed_queries, [f"query {t!r}" for t in to_embed_queries])
-            query_blobs.update(zip(to_embed_queries, blobs, strict=True))
-        writer.add_queries(QueryRow(t, query_blobs[t]) for t in sorted(query_texts))
-        writer.commit()
-    return result(False, len(to_embed_queries), dims, spec.provider)
-
-
-def _as_written(rows: list[ChunkRow]) -> bool:
-    """May a card's stored passages be copied as they are? Only when a build could have
-    written them: numbered 0..n-1 once each, each a span of characters (``index_checks``'
-    rules). A tampered row (a doubled or text ordinal, a reversed span) is cut afresh
-    instead of being copied into the new index, or failing its writer's order check."""
-    return [r.ordinal for r in rows] == list(range(len(rows))) and not any(
-        ordinal_problem(r.card, r.ordinal)
-        or offsets_problem(r.card, r.ordinal, r.start, r.end, None)
-        for r in rows
+    plan = plan_build(
+        vault,
+        previous,
+        options,
+        Identity(model_id, revision, dims),
+        vault_name=vault_name,
+        batch_cards=CHUNK,
+        offsets=embedder.offsets,
+        warn=lambda message: emit({"event": "warning", "message": message}),
     )
+    emit(plan.start_event())
+    if plan.up_to_date:
+        assert plan.previous is not None
+        done = Executed(plan.previous.model.dimensions, len(plan.previous.chunks), 0)
+        return _result(plan, done, out, spec.provider, emit)
+    # Only metadata, paths or the query set changed when nothing is to embed: the
+    # file is rewritten without loading a model.
+    meta = MetaRow(vault=vault_name, built_at=options.built_at or utc_now())
+    done = execute(plan, embedder, out, meta, emit)
+    return _result(plan, done, out, spec.provider, emit)
 
 
-def _read_text(root: Path, card: CardDigest) -> tuple[str, str, str]:
-    """A card's text, hash and title read now (a card edited since the vault was read
-    is stored as embedded)."""
-    try:
-        return card_parts(root, card)
-    except HeaderError as exc:
-        raise BuildError(
-            f"{card.path}: changed while building and no longer reads as a card ({exc}); "
-            "build again"
-        ) from None
+def _result(plan: BuildPlan, done: Executed, out: Path, provider: str, emit: Emit) -> BuildResult:
+    """The build's outcome, also emitted as the ``final`` event."""
+    passages: dict[str, object] = {}
+    if plan.recipe is not None:
+        passages = {
+            "passages": done.passages,
+            "passages_embedded": plan.passages_to_embed,
+            "passages_reused": plan.passages_kept,
+        }
+    cards = len(plan.vault.cards)
+    result = BuildResult(
+        out=out,
+        up_to_date=plan.up_to_date,
+        cards=cards,
+        embedded=plan.cards_to_embed,
+        reused=cards - plan.cards_to_embed,
+        removed=plan.removed,
+        queries=len(plan.queries),
+        queries_embedded=done.queries_embedded,
+        model=plan.identity.model_id,
+        revision=plan.identity.revision,
+        dimensions=done.dimensions,
+        provider=provider,
+        **passages,  # type: ignore[arg-type]
+    )
+    shown = {k: v for k, v in vars(result).items() if k != "out"}
+    if plan.recipe is None:
+        shown = {k: v for k, v in shown.items() if not k.startswith("passages")}
+    emit({"event": "final", **shown, "out": str(out)})
+    return result
 
 
 __all__ = [

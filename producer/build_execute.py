@@ -1,0 +1,223 @@
+"""Carrying out a ``BuildPlan``: embedding its batches in order and writing the index.
+
+Each card batch is embedded in one call and its rows (card vectors, passages,
+kept ones included) go to the writer before the next batch is read, so the
+texts in flight and the vectors not yet written stay bounded. The queries'
+batch comes last. The file is written beside the index and renamed over it
+only when every batch is in (``IndexWriter``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import chain
+from pathlib import Path
+
+from producer.build_options import BuildError
+from producer.build_plan import (
+    Batch,
+    BuildPlan,
+    Identity,
+    PlannedText,
+    TokenOffsets,
+    read_card_text,
+)
+from producer.embedders import Embedder, EmbedderSpec, embed_texts, open_embedder
+from producer.index import (
+    METRIC,
+    CardRow,
+    ChunkRow,
+    IndexWriter,
+    MetaRow,
+    ModelRow,
+    QueryRow,
+    pack,
+    pause_point,
+)
+from producer.passages import DEFAULT_RECIPE, passage_text
+
+Event = dict[str, object]
+Emit = Callable[[Event], None]
+Key = tuple[str, int]  # (card or query text, passage ordinal; -1 for the card or query)
+
+
+class LazyEmbedder:
+    """The embedder, opened on first use only (an up-to-date build loads no model),
+    and refused when it is not the model the plan was made for."""
+
+    def __init__(
+        self,
+        spec: EmbedderSpec,
+        identity: Identity,
+        factory: Callable[[EmbedderSpec], Embedder] | None,
+        environ: dict[str, str] | None,
+    ) -> None:
+        self.spec = spec
+        self.identity = identity
+        self.factory = factory or (lambda s: open_embedder(s, environ))
+        self._embedder: Embedder | None = None
+
+    def get(self) -> Embedder:
+        if self._embedder is None:
+            embedder = self.factory(self.spec)
+            got = (embedder.model_id, embedder.revision)
+            if got != (self.identity.model_id, self.identity.revision):
+                raise BuildError(
+                    f"the embedder reports {embedder.model_id} at {embedder.revision}, where "
+                    f"{self.identity.model_id} at {self.identity.revision} was expected"
+                )
+            self._embedder = embedder
+        return self._embedder
+
+    def offsets(self) -> TokenOffsets:
+        """The tokenizer passages are cut on (only the local provider has one)."""
+        offsets = getattr(self.get(), "token_offsets", None)
+        if offsets is None:
+            raise BuildError(
+                f"the {self.spec.provider} embedder cannot cut passages (no tokenizer)"
+            )
+        return offsets
+
+
+@dataclass(frozen=True)
+class Executed:
+    dimensions: int
+    passages: int  # passage rows written
+    queries_embedded: int
+
+
+class _Progress:
+    """Embeds a batch's texts, reporting ``progress`` events over the whole plan."""
+
+    def __init__(self, embedder: Embedder, total: int, emit: Emit) -> None:
+        self.embedder = embedder
+        self.total = total
+        self.emit = emit
+        self.done = 0
+        self.started = time.monotonic()
+
+    def embed(self, texts: list[str], planned: list[PlannedText]) -> list[bytes]:
+        offset = self.done
+
+        def on_batch(done: int) -> None:
+            elapsed = round(time.monotonic() - self.started, 3)
+            self.emit(
+                {
+                    "event": "progress",
+                    "done": offset + done,
+                    "total": self.total,
+                    "elapsed": elapsed,
+                }
+            )
+            if offset == 0:
+                pause_point("embedding")
+
+        labels = [t.label for t in planned]
+        vectors = embed_texts(self.embedder, texts, on_batch=on_batch, labels=labels)
+        self.done += len(texts)
+        return [pack(v) for v in vectors]
+
+
+def execute(
+    plan: BuildPlan, embedder: LazyEmbedder, out: Path, meta: MetaRow, emit: Emit
+) -> Executed:
+    """Embed the plan's batches in order and write the index; returns what was written."""
+    progress = _Progress(embedder.get(), plan.total, emit) if plan.total else None
+    card_batches = [b for b in plan.batches if b.cards]
+    rows = (_card_batch(plan, b, progress) for b in card_batches)
+    # The first batch is made before the file opens: when neither the embedder nor a
+    # reusable index declared the width, its vectors do (nothing reusable means every
+    # card was embedded, and a vault has at least one).
+    first = next(rows)
+    dims = plan.identity.dimensions or len(first[0][0].embedding) // 4
+    identity = plan.identity
+    model = ModelRow(identity.model_id, identity.revision, dims, METRIC, 1)
+    written = 0
+    with IndexWriter(out, model, meta, plan.recipe) as writer:
+        for cards, passages in chain([first], rows):
+            writer.add_cards(cards)
+            if plan.recipe is not None:
+                writer.add_chunks(passages)
+            written += len(passages)
+        queries = _query_vectors(plan, progress)
+        writer.add_queries(QueryRow(t, queries[t]) for t in plan.queries)
+        writer.commit()
+    return Executed(dims, written, len(plan.queries_to_embed))
+
+
+def _query_vectors(plan: BuildPlan, progress: _Progress | None) -> dict[str, bytes]:
+    vectors = dict(plan.kept_queries)
+    for batch in plan.batches:
+        if batch.cards or not batch.texts:
+            continue
+        assert progress is not None
+        planned = list(batch.texts)
+        blobs = progress.embed([t.name for t in planned], planned)
+        vectors.update(zip((t.name for t in planned), blobs, strict=True))
+    return vectors
+
+
+def _card_batch(
+    plan: BuildPlan, batch: Batch, progress: _Progress | None
+) -> tuple[list[CardRow], list[ChunkRow]]:
+    """One batch's card rows and passage rows, in name order."""
+    texts, hashes = _read_batch(plan, batch)
+    blobs: list[bytes] = []
+    if texts:
+        assert progress is not None
+        blobs = progress.embed(texts, list(batch.texts))
+    del texts
+    fresh: dict[Key, bytes] = {
+        (t.name, t.ordinal): blob for t, blob in zip(batch.texts, blobs, strict=True)
+    }
+    cards = [
+        CardRow(c.name, c.path, hashes[c.name], fresh[(c.name, -1)])
+        if (c.name, -1) in fresh
+        else CardRow(c.name, c.path, c.content_hash, plan.kept_cards[c.name])
+        for c in batch.cards
+    ]
+    return cards, _passage_rows(plan, cards, fresh)
+
+
+def _read_batch(plan: BuildPlan, batch: Batch) -> tuple[list[str], dict[str, str]]:
+    """The batch's texts in plan order, each card read once now; a card cut while
+    planning must still be the text it was cut from."""
+    planned: dict[str, list[PlannedText]] = {}
+    for t in batch.texts:
+        planned.setdefault(t.name, []).append(t)
+    texts: list[str] = []
+    hashes: dict[str, str] = {}
+    recipe = plan.recipe or DEFAULT_RECIPE
+    for card in batch.cards:
+        cut = plan.cuts.get(card.name)
+        if card.name in plan.kept_cards and cut is None:
+            continue
+        text, hashes[card.name], title = read_card_text(plan.vault, card)
+        if cut is not None and hashes[card.name] != cut.text_hash:
+            raise BuildError(f"{card.path}: changed while building; build again")
+        for t in planned.get(card.name, []):
+            if t.kind == "card":
+                texts.append(text)
+            else:
+                assert cut is not None
+                texts.append(passage_text(text, title, cut.spans[t.ordinal], recipe))
+        del text
+    return texts, hashes
+
+
+def _passage_rows(plan: BuildPlan, cards: list[CardRow], fresh: dict[Key, bytes]) -> list[ChunkRow]:
+    """Kept passages as stored; cut ones with their new vectors (a whole-text passage
+    takes its card's vector)."""
+    if plan.recipe is None:
+        return []
+    rows: list[ChunkRow] = []
+    for card in cards:
+        kept = plan.kept_passages.get(card.name)
+        if kept is not None:
+            rows += kept
+            continue
+        for o, (a, b) in enumerate(plan.cuts[card.name].spans):
+            rows.append(ChunkRow(card.name, o, a, b, fresh.get((card.name, o), card.embedding)))
+    return rows
