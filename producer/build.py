@@ -45,18 +45,17 @@ from producer.embedders import (
     check_spec,
     identity,
 )
-from producer.index import (
-    BuildLock,
+from producer.index_format import (
     IndexBusy,
     MetaRow,
     StoreError,
     UnknownSchema,
     aside_path,
     is_sqlite_file,
-    read_index,
-    readable_query_texts,
     same_vault,
 )
+from producer.index_lock import BuildLock
+from producer.index_reader import read_index, readable_query_texts
 from producer.vault import vault_problem
 
 # Changed cards embedded (and their rows written) per step of a build: what

@@ -24,18 +24,10 @@ from producer.build_plan import (
     TokenOffsets,
     read_card_text,
 )
+from producer.crash_points import pause_point
 from producer.embedders import Embedder, EmbedderSpec, embed_texts, open_embedder
-from producer.index import (
-    METRIC,
-    CardRow,
-    ChunkRow,
-    IndexWriter,
-    MetaRow,
-    ModelRow,
-    QueryRow,
-    pack,
-    pause_point,
-)
+from producer.index_format import METRIC, CardRow, ChunkRow, MetaRow, ModelRow, QueryRow, pack
+from producer.index_writer import IndexWriter
 from producer.passages import DEFAULT_RECIPE, passage_text
 
 Event = dict[str, object]

@@ -24,15 +24,8 @@ from typing import Literal
 
 from producer.build_options import BuildError, BuildOptions
 from producer.card_digests import CardDigest, VaultDigest, card_parts
-from producer.index import (
-    METRIC,
-    SCHEMA_VERSION,
-    TOOL_VERSION,
-    ChunkRow,
-    IndexContents,
-    is_unit,
-)
-from producer.index_checks import offsets_problem, ordinal_problem
+from producer.index_checks import is_unit, offsets_problem, ordinal_problem
+from producer.index_format import METRIC, SCHEMA_VERSION, TOOL_VERSION, ChunkRow, IndexContents
 from producer.passages import DEFAULT_RECIPE, Recipe, Span, cut_windows, tokens_needed, whole
 from producer.yamlcore import HeaderError
 

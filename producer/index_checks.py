@@ -17,16 +17,19 @@ are each written here once.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from producer.index import (
+from producer.index_format import (
     MAX_DIMENSIONS,
     METRIC,
     SCHEMA_VERSION,
     UNIT_TOLERANCE,
+    same_vault,
     sql_value,
 )
 from producer.wording import listed
@@ -54,6 +57,19 @@ def schema_problem(version: object) -> IndexProblem | None:
     return IndexProblem(
         "unknown_schema", REFUSE,
         f"unknown index schema: {sql_value(version)}, and this tool knows {SCHEMA_VERSION}",
+    )
+
+
+def foreign_vault_problem(recorded: object, root: str | os.PathLike[str]) -> IndexProblem | None:
+    """An index recorded for another vault (``same_vault`` decides): the app refuses
+    it and ``verify`` reports it, in these words."""
+    if isinstance(recorded, str) and same_vault(recorded, root):
+        return None
+    shown = f"`{recorded}`" if isinstance(recorded, str) else sql_value(recorded)
+    return IndexProblem(
+        "foreign_vault", REFUSE,
+        f"the index was built for {shown} and this vault is `{Path(root).resolve().name}`: "
+        "rebuild it for this vault",
     )
 
 
@@ -184,6 +200,11 @@ def unit_blobs(blobs: Sequence[bytes], dims: int) -> np.ndarray:
         packed = np.frombuffer(b"".join(blobs[i] for i in sized), dtype="<f4")
         out[sized] = unit_rows(packed.reshape(len(sized), dims))
     return out
+
+
+def is_unit(blob: bytes) -> bool:
+    """Finite and of unit length, by the one rule (``unit_rows``)."""
+    return len(blob) % 4 == 0 and bool(unit_blobs([blob], len(blob) // 4)[0])
 
 
 def duplicated(names: Sequence[str]) -> list[str]:

@@ -8,17 +8,12 @@ import sqlite3
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from producer.index import (
-    StoreError,
-    connect_readonly,
-    read_index,
-    sql_value,
-)
 from producer.index_checks import (
     IndexProblem,
     absent_message,
     content_problems,
     doubled_passage_problem,
+    foreign_vault_problem,
     identity_problem,
     model_problems,
     offsets_problem,
@@ -29,6 +24,8 @@ from producer.index_checks import (
     schema_problem,
     stale_message,
 )
+from producer.index_format import StoreError, sql_value
+from producer.index_reader import connect_readonly, read_index
 from producer.vault import load_vault
 
 
@@ -69,8 +66,6 @@ def _problem(found: IndexProblem) -> Problem:
 def verify(vault_dir: str | os.PathLike[str], index_path: str | os.PathLike[str]) -> VerifyReport:
     """Every way the index fails to describe the vault. Raises ``StoreError`` only when
     the file cannot be opened as SQLite at all."""
-    from producer.index import same_vault
-
     report = VerifyReport(index=str(index_path))
     problems = report.problems
     if not Path(index_path).exists():
@@ -103,14 +98,9 @@ def verify(vault_dir: str | os.PathLike[str], index_path: str | os.PathLike[str]
     report.queries = len(contents.queries)
 
     root = Path(vault_dir)
-    if not same_vault(contents.meta.vault, root):
-        problems.append(
-            Problem(
-                "foreign_vault",
-                f"the index was built for `{contents.meta.vault}` and this vault is "
-                f"`{root.resolve().name}`",
-            )
-        )
+    foreign = foreign_vault_problem(contents.meta.vault, root)
+    if foreign:
+        problems.append(_problem(foreign))
     vault = load_vault(root)
     stored = {c.name: c for c in contents.cards}
     for card in vault.cards:
