@@ -1,8 +1,9 @@
 """The semantic index reader: every refusal, the vector matrix, staleness per card.
 
 ``open_index(vault, config) -> SemanticIndex | Refusal`` reads a schema-1 index
-(``producer.index`` is the one definition of the format; its constants and
-``unpack`` are used here) and checks, in this order, refusing at the first
+(``producer.index_format`` is the one definition of the format, and
+``producer.index_reader`` the one reader of its tables: this module adapts
+their rows into a vector matrix and refusals) and checks, in this order, refusing at the first
 failure with a message and the command that fixes it:
 
 1. ``hql.toml`` names no ``[semantics] index`` (or its ``[semantics]`` table is
@@ -45,22 +46,11 @@ import numpy as np
 from hqltui.core.passages import PassageIndex, read_passages
 from hqltui.core.ranking import Refusal, Warning
 from producer.config import Config
-from producer.index import (
-    IndexBusy,
-    StoreError,
-    busy_error,
-    connect_readonly,
-    doubled_passages,
-    has_chunks,
-    is_busy,
-    is_sqlite_file,
-    same_vault,
-)
-from producer.index import unpack as unpack_vectors
 from producer.index_checks import (
     absent_message,
     doubled_passage_problem,
     duplicate_problem,
+    foreign_vault_problem,
     identity_problem,
     model_count_problem,
     model_problems,
@@ -73,6 +63,18 @@ from producer.index_checks import (
     unit_blobs,
     unit_rows,
     width_problem,
+)
+from producer.index_format import IndexBusy, StoreError, is_sqlite_file
+from producer.index_format import unpack as unpack_vectors
+from producer.index_holders import busy_error, is_busy
+from producer.index_reader import (
+    card_rows,
+    connect_readonly,
+    doubled_passages,
+    has_chunks,
+    meta_row,
+    model_rows,
+    query_rows,
 )
 from producer.vault import Vault
 
@@ -266,9 +268,7 @@ def _read(
     conn: sqlite3.Connection, vault: Vault, config: Config, display: str, fix: str
 ) -> SemanticIndex | Refusal:
     try:
-        meta = conn.execute(
-            "SELECT schema_version, vault, built_at, tool_version FROM index_meta"
-        ).fetchone()
+        meta = meta_row(conn)
         if meta is None:
             raise sqlite3.OperationalError("index_meta has no row")
     except sqlite3.Error as exc:
@@ -277,16 +277,11 @@ def _read(
     problem = schema_problem(version)
     if problem:
         return Refusal(problem.message, fix)
-    if not isinstance(built_for, str) or not same_vault(built_for, vault.root):
-        return Refusal(
-            f"the index was built for `{built_for}` and this vault is "
-            f"`{vault.root.as_posix()}`: rebuild it for this vault",
-            fix,
-        )
+    problem = foreign_vault_problem(built_for, vault.root)
+    if problem:
+        return Refusal(problem.message, fix)
     try:
-        rows = conn.execute(
-            "SELECT id, revision, dimensions, metric, normalized FROM model"
-        ).fetchall()
+        rows = model_rows(conn)
     except sqlite3.Error as exc:
         return Refusal(f"the index names no model: {exc}", fix)
     problems = [model_count_problem(len(rows))] if len(rows) != 1 else [
@@ -296,17 +291,17 @@ def _read(
         return Refusal(problems[0].message, fix)
     model_id, revision, dims, metric, normalized = rows[0]
     try:
-        card_rows = conn.execute("SELECT name, content_hash, embedding FROM card").fetchall()
+        cards = [(n, h, e) for n, _, h, e in card_rows(conn, by_name=False)]
     except sqlite3.Error as exc:
         return Refusal(f"the index has no readable cards: {exc}", fix)
-    for name, _, blob in card_rows:
+    for name, _, blob in cards:
         wrong = width_problem(str(name), blob, dims)
         if wrong:
             return Refusal(wrong.message, fix)
     try:
         queries = {
             text: bytes(blob)
-            for text, blob in conn.execute("SELECT text, embedding FROM query")
+            for text, blob in query_rows(conn, by_text=False)
             if isinstance(text, str) and isinstance(blob, bytes | bytearray | memoryview)
         }
     except sqlite3.Error:
@@ -328,7 +323,7 @@ def _read(
     blobs: list[bytes] = []
     orphans: set[str] = set()
     rows_of: dict[int, int] = {}
-    for name, content_hash, blob in card_rows:
+    for name, content_hash, blob in cards:
         i = position.get(name)
         if i is None:
             orphans.add(str(name))

@@ -32,8 +32,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hqltui.core.ranking import Passage, refine
-from producer.index import has_chunks, read_recipe
-from producer.index import unpack as unpack_vectors
 from producer.index_checks import (
     offsets_problem,
     ordinal_problem,
@@ -41,6 +39,8 @@ from producer.index_checks import (
     unit_rows,
     width_problem,
 )
+from producer.index_format import unpack as unpack_vectors
+from producer.index_reader import chunk_count, chunk_rows, has_chunks, read_recipe
 from producer.passages import Recipe
 
 # Rows fetched (and converted) per step while loading: bounds the blobs held at once
@@ -505,7 +505,7 @@ def read_passages(
     if problem:
         return problem.message
     assert stored.recipe is not None
-    total = conn.execute("SELECT count(*) FROM chunk").fetchone()[0]
+    total = chunk_count(conn)
     vectors = np.empty((total, dims), dtype=np.int8)
     scale = np.empty(total, dtype=np.float32)
     fine = np.empty((total, dims), dtype=np.int8)
@@ -524,10 +524,7 @@ def read_passages(
     kept = 0
     orphans: set[str] = set()
     invalid: list[tuple[str, int]] = []
-    cursor = conn.execute(
-        "SELECT rowid, card, ordinal, start_char, end_char, embedding FROM chunk "
-        "ORDER BY card, ordinal"
-    )
+    cursor = chunk_rows(conn)
     while rows := cursor.fetchmany(LOAD_BATCH):
         batch = []
         for rowid, card, ordinal, a, b, blob in rows:
