@@ -189,6 +189,7 @@ def _previous(out: Path, emit: Emit, full: bool) -> Previous:
     silently; never waits on a locked file longer than the reader's lock wait."""
     if not out.exists():
         return Previous(None)
+    problem: StoreError
     try:
         return Previous(read_index(out))
     except IndexBusy as exc:

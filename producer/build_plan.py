@@ -18,6 +18,7 @@ one batch of their own.
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -220,11 +221,8 @@ def _kept_cards(
     with two stored rows trusts neither (the card is embedded afresh)."""
     if stored is None:
         return {}
-    by_name = {c.name: c for c in stored.cards}
-    if len(by_name) != len(stored.cards):
-        seen: set[str] = set()
-        doubled = {c.name for c in stored.cards if c.name in seen or seen.add(c.name)}
-        by_name = {n: c for n, c in by_name.items() if n not in doubled}
+    rows = Counter(c.name for c in stored.cards)
+    by_name = {c.name: c for c in stored.cards if rows[c.name] == 1}
     kept = {}
     for card in vault.cards:
         row = by_name.get(card.name)

@@ -15,6 +15,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from producer.index_checks import model_count_problem, schema_problem, width_problem
 from producer.index_format import (
@@ -106,14 +107,14 @@ def _reading(path: str | os.PathLike[str], failure: str) -> Iterator[None]:
 # tampered file holds); the callers check them with ``index_checks``.
 
 
-def meta_row(conn: sqlite3.Connection) -> tuple[object, ...] | None:
+def meta_row(conn: sqlite3.Connection) -> tuple[Any, ...] | None:
     """``index_meta``'s row: (schema_version, vault, built_at, tool_version); None if empty."""
     return conn.execute(
         "SELECT schema_version, vault, built_at, tool_version FROM index_meta"
     ).fetchone()
 
 
-def model_rows(conn: sqlite3.Connection) -> list[tuple[object, ...]]:
+def model_rows(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
     """Every ``model`` row: (id, revision, dimensions, metric, normalized)."""
     return conn.execute("SELECT id, revision, dimensions, metric, normalized FROM model").fetchall()
 
@@ -168,7 +169,7 @@ def read_index(path: str | os.PathLike[str]) -> IndexContents:
         problem = model_count_problem(len(rows))
         if problem:
             raise StoreError(f"{path}: {problem.message}")
-        model = ModelRow(*rows[0])  # type: ignore[arg-type]
+        model = ModelRow(*rows[0])
         with _reading(path, "the index cannot be walked"):
             cards = [CardRow(n, p, h, _blob(path, n, e, False)) for n, p, h, e in card_rows(conn)]
             queries = [QueryRow(t, _blob(path, t, e, True)) for t, e in query_rows(conn)]
