@@ -45,6 +45,7 @@ from producer.embedders import (
     check_spec,
     identity,
 )
+from producer.index_checks import NOT_A_FILE
 from producer.index_format import (
     IndexBusy,
     MetaRow,
@@ -169,7 +170,7 @@ def refuse_foreign_file(out: Path) -> None:
     """Never replace something that is not an index (a typo in --out or hql.toml),
     not even with ``--full``: the fix is moving it aside."""
     if out.is_dir():
-        raise BuildError(f"{out}: is a directory, not an index file", "name the index file")
+        raise BuildError(f"{out}: {NOT_A_FILE}", "name the index file")
     try:
         sqlite = is_sqlite_file(out)
     except OSError as exc:

@@ -37,6 +37,11 @@ from producer.wording import listed
 REFUSE = "refuse"
 LEAVE_OUT = "leave out"
 
+# Phrases more than one reader says (the producer's, ``verify``, the app's): written once.
+NO_METADATA = "the index has no readable metadata"
+NO_MODEL = "the index names no model"
+NOT_A_FILE = "is a directory, not an index file"
+
 
 @dataclass(frozen=True)
 class IndexProblem:
@@ -76,7 +81,7 @@ def foreign_vault_problem(recorded: object, root: str | os.PathLike[str]) -> Ind
 def model_count_problem(rows: int) -> IndexProblem | None:
     if rows == 1:
         return None
-    message = "the index names no model" if rows == 0 else f"the index names {rows} models, not one"
+    message = NO_MODEL if rows == 0 else f"the index names {rows} models, not one"
     return IndexProblem("models", REFUSE, message)
 
 

@@ -17,7 +17,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from producer.index_checks import model_count_problem, schema_problem, width_problem
+from producer.index_checks import (
+    NO_METADATA,
+    NO_MODEL,
+    NOT_A_FILE,
+    model_count_problem,
+    schema_problem,
+    width_problem,
+)
 from producer.index_format import (
     LOCK_WAIT_SECONDS,
     CardRow,
@@ -40,7 +47,7 @@ def connect_readonly(path: str | os.PathLike[str], *, shared: bool = False) -> s
     ``shared``: usable from other threads (the caller serialises its use)."""
     p = Path(path)
     if p.is_dir():
-        raise StoreError(f"{p}: is a directory, not an index file")
+        raise StoreError(f"{p}: {NOT_A_FILE}")
     if not p.is_file():
         if p.exists():
             raise StoreError(f"{p}: is not a regular file (a FIFO, socket or device)")
@@ -154,17 +161,17 @@ def read_index(path: str | os.PathLike[str]) -> IndexContents:
     """
     conn = connect_readonly(path)
     try:
-        with _reading(path, "the index has no readable metadata"):
+        with _reading(path, NO_METADATA):
             mrow = meta_row(conn)
         if mrow is None:
-            raise StoreError(f"{path}: the index has no readable metadata: index_meta is empty")
+            raise StoreError(f"{path}: {NO_METADATA}: index_meta is empty")
         problem = schema_problem(mrow[0])
         if problem:
             raise UnknownSchema(f"{path}: {problem.message}", mrow[0])
         meta = MetaRow(
             schema_version=mrow[0], vault=mrow[1], built_at=mrow[2], tool_version=mrow[3]
         )
-        with _reading(path, "the index names no model"):
+        with _reading(path, NO_MODEL):
             rows = model_rows(conn)
         problem = model_count_problem(len(rows))
         if problem:

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from producer.index_checks import (
+    NO_METADATA,
     IndexProblem,
     absent_message,
     content_problems,
@@ -78,12 +79,12 @@ def verify(vault_dir: str | os.PathLike[str], index_path: str | os.PathLike[str]
         try:
             meta = conn.execute("SELECT schema_version, vault FROM index_meta").fetchone()
         except sqlite3.Error as exc:
-            problems.append(Problem("no_metadata", f"the index has no readable metadata: {exc}"))
+            problems.append(Problem("no_metadata", f"{NO_METADATA}: {exc}"))
             return report
     finally:
         conn.close()
     if meta is None:
-        problems.append(Problem("no_metadata", "the index has no readable metadata"))
+        problems.append(Problem("no_metadata", NO_METADATA))
         return report
     found = schema_problem(meta[0])
     if found:

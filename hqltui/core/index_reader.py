@@ -47,6 +47,9 @@ from hqltui.core.passages import PassageIndex, read_passages
 from hqltui.core.ranking import Refusal, Warning
 from producer.config import Config
 from producer.index_checks import (
+    NO_METADATA,
+    NO_MODEL,
+    NOT_A_FILE,
     absent_message,
     doubled_passage_problem,
     duplicate_problem,
@@ -220,7 +223,7 @@ def open_index(vault: Vault, config: Config) -> SemanticIndex | Refusal:
         return Refusal(f"the configured index `{config.index}` is outside the vault", fix)
     if file.is_dir():
         return Refusal(
-            f"the index `{display}` is a directory, not an index file",
+            f"the index `{display}` {NOT_A_FILE}",
             f"name a file in `[semantics] index` of {config.file.name}, or move the directory",
         )
     if file.is_file() and is_sqlite_file(file) is False:
@@ -272,7 +275,7 @@ def _read(
         if meta is None:
             raise sqlite3.OperationalError("index_meta has no row")
     except sqlite3.Error as exc:
-        return Refusal(f"the index has no readable metadata: {exc}", fix)
+        return Refusal(f"{NO_METADATA}: {exc}", fix)
     version, built_for, built_at, tool = meta
     problem = schema_problem(version)
     if problem:
@@ -283,7 +286,7 @@ def _read(
     try:
         rows = model_rows(conn)
     except sqlite3.Error as exc:
-        return Refusal(f"the index names no model: {exc}", fix)
+        return Refusal(f"{NO_MODEL}: {exc}", fix)
     problems = [model_count_problem(len(rows))] if len(rows) != 1 else [
         identity_problem(*rows[0][:2]), *model_problems(*rows[0][2:])]
     problems = [p for p in problems if p is not None]
