@@ -233,7 +233,7 @@ def content_problems(
             if wrong:
                 out.append(wrong)
             else:
-                sized.append((name, bytes(blob)))  # type: ignore[arg-type]
+                sized.append((name, bytes(blob)))  # type: ignore[call-overload]
         good = unit_blobs([b for _, b in sized], dims)
         out += [not_unit_problem(n, query=query) for (n, _), ok in zip(sized, good, strict=True)
                 if not ok]
@@ -338,7 +338,7 @@ def passage_problems(
         if wrong:
             out.append(wrong)
         else:
-            sized.append((card, ordinal, bytes(blob)))  # type: ignore[arg-type]
+            sized.append((card, ordinal, bytes(blob)))  # type: ignore[call-overload]
     good = unit_blobs([b for *_, b in sized], dims)
     out += [not_unit_problem(c, passage=o) for (c, o, _), ok in zip(sized, good, strict=True)
             if not ok]

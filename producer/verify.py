@@ -150,10 +150,10 @@ def _passage_checks(contents, vault, dims: int) -> list[IndexProblem]:  # noqa: 
         card = vault.by_name.get(chunk.card)
         # an orphan's or a stale card's old text is not at hand: only the span is checked
         fresh = card is not None and hashes.get(chunk.card) == card.content_hash
+        length = len(card.text) if card is not None and fresh else None
         for found in (
             ordinal_problem(chunk.card, chunk.ordinal),
-            offsets_problem(chunk.card, chunk.ordinal, chunk.start, chunk.end,
-                            len(card.text) if fresh else None),  # type: ignore[union-attr]
+            offsets_problem(chunk.card, chunk.ordinal, chunk.start, chunk.end, length),
         ):
             if found:
                 out.append(found)
@@ -235,5 +235,7 @@ def format_inspect(info: dict[str, object]) -> str:
     # as a user reads it, never Python's ``None``
     lines = [f"{label:<{LABEL_WIDTH}}{value if isinstance(value, str) else sql_value(value)}"
              for label, value in rows]
-    lines += [" " * LABEL_WIDTH + str(q) for q in info["queries"]]  # type: ignore[union-attr]
+    queries = info["queries"]
+    assert isinstance(queries, list)
+    lines += [" " * LABEL_WIDTH + str(q) for q in queries]
     return "\n".join(lines)

@@ -287,9 +287,9 @@ def _read(
         rows = model_rows(conn)
     except sqlite3.Error as exc:
         return Refusal(f"{NO_MODEL}: {exc}", fix)
-    problems = [model_count_problem(len(rows))] if len(rows) != 1 else [
+    found = [model_count_problem(len(rows))] if len(rows) != 1 else [
         identity_problem(*rows[0][:2]), *model_problems(*rows[0][2:])]
-    problems = [p for p in problems if p is not None]
+    problems = [p for p in found if p is not None]
     if problems:
         return Refusal(problems[0].message, fix)
     model_id, revision, dims, metric, normalized = rows[0]
