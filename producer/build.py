@@ -8,7 +8,8 @@ them as JSON lines (``--progress jsonl``) or as human lines. Events:
 * ``{"event": "progress", "done", "total", "elapsed"}`` — after each batch
 * ``{"event": "final", "embedded", "reused", "removed", "queries",
   "queries_embedded", "cards", "out", "up_to_date", "model", "revision",
-  "dimensions", "provider"}``
+  "dimensions", "provider"}``, plus ``runtime`` (and ``runtime_note``) when a
+  local model embedded
 * ``{"event": "error", "message"}`` — emitted by the CLI on failure
 
 Order of work, and why:
@@ -44,6 +45,7 @@ from producer.embedders import (
     embed_texts,
     identity,
     open_embedder,
+    runtime_of,
 )
 from producer.index import (
     METRIC,
@@ -102,6 +104,7 @@ class BuildOptions:
     api_key_env: str | None = None
     dimensions: int | None = None
     precision: str | None = None
+    runtime: str | None = None  # local: "auto" | "torch" | "onnxruntime" (docs/runtime.md)
     queries: list[str] = field(default_factory=list)
     drop_queries: bool = False
     built_at: str | None = None
@@ -169,6 +172,7 @@ def resolve_spec(options: BuildOptions, config) -> EmbedderSpec:  # noqa: ANN001
         "api_key_env": options.api_key_env,
         "dimensions": options.dimensions,
         "precision": options.precision,
+        "runtime": options.runtime,
     }
     spec = EmbedderSpec.merge(config.embedder, offline=options.offline, **flags)
     spec.check()
@@ -455,7 +459,7 @@ def _build_locked(
         shown = {k: v for k, v in vars(r).items() if k != "out"}
         if recipe is None:
             shown = {k: v for k, v in shown.items() if not k.startswith("passages")}
-        emit({"event": "final", **shown, "out": str(out)})
+        emit({"event": "final", **shown, "out": str(out), **runtime_of(embedder)})
         return r
 
     same_passages = (previous is not None and (previous.recipe is None) == (recipe is None)
