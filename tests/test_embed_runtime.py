@@ -18,8 +18,7 @@ import numpy as np
 import pytest
 
 from producer.build import BuildOptions, build
-from producer.embedders import EmbedderSpec, EmbedError, embed_texts, open_embedder
-from producer.embedders import onnx_graph
+from producer.embedders import EmbedderSpec, EmbedError, embed_texts, onnx_graph, open_embedder
 from producer.embedders.local import (
     DEFAULT_MODEL_ID,
     LocalEmbedder,
