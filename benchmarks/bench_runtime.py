@@ -117,15 +117,15 @@ def throughput(texts: list[str], repeats: int) -> tuple[list[list[object]], list
     return rows, notes
 
 
-def one_start(runtime: str, env: dict[str, str]) -> tuple[float, float]:
-    """(wall seconds, peak RSS MB) of one fresh process embedding one query."""
+def one_start(runtime: str, env: dict[str, str]) -> tuple[float, float, float]:
+    """(wall seconds, peak RSS MB, CPU seconds) of one fresh process embedding one query."""
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", FIRST_QUERY, runtime], env=env)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     assert proc.returncode == 0, f"{runtime} start failed"
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def first_query(starts: int) -> tuple[list[list[object]], list[str]]:
@@ -134,7 +134,7 @@ def first_query(starts: int) -> tuple[list[list[object]], list[str]]:
 
     prepare_graph(default_model_dir())  # what the setup leaves
     env = dict(os.environ)
-    results: dict[str, list[tuple[float, float]]] = {"onnxruntime": [], "torch": []}
+    results: dict[str, list[tuple[float, float, float]]] = {"onnxruntime": [], "torch": []}
     for runtime in results:  # one untimed start each: bytecode and file caches warm
         one_start(runtime, env)
     for i in range(starts):
@@ -142,12 +142,13 @@ def first_query(starts: int) -> tuple[list[list[object]], list[str]]:
             results[runtime].append(one_start(runtime, env))
     rows = []
     for runtime, runs in results.items():
-        walls, rss = [w for w, _ in runs], [m for _, m in runs]
+        walls, rss, cpu = ([r[i] for r in runs] for i in range(3))
         rows.append([runtime, starts, f"{median(walls):.2f}", f"{min(walls):.2f}–{max(walls):.2f}",
-                     f"{max(rss):.0f}"])
+                     f"{median(cpu):.2f}", f"{max(rss):.0f}"])
     notes = ["a fresh `python -c` importing producer.embedders.local and embedding one query "
              "no index holds; wall from spawn to exit (interpreter start to vector), peak RSS "
-             "of that process (wait4); runtimes alternate, one untimed start each first"]
+             "of that process (wait4) and its CPU seconds (user+sys, which load inflates less "
+             "than wall); runtimes alternate, one untimed start each first"]
     return rows, notes
 
 
@@ -227,7 +228,8 @@ def main() -> None:
     loads.append(uptime())
     notes.append(f"load before/after: {loads[-2]} / {loads[-1]}")
     print(write_report("runtime_first_query", "First live query vector in a fresh process",
-                       ["runtime", "starts", "median s", "min–max s", "peak RSS MB"],
+                       ["runtime", "starts", "median wall s", "min–max wall s",
+                        "median CPU s (user+sys)", "peak RSS MB"],
                        rows, notes).read_text())
     if args.mcp:
         import tempfile

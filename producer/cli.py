@@ -66,7 +66,8 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument(
         "--precision",
         choices=PRECISIONS,
-        help="local: the forward pass's precision (default float32; bfloat16 needs native bf16)",
+        help="local: the forward pass's precision (default float32; bfloat16 needs native "
+        "bf16; int8 runs on ONNX Runtime: docs/runtime.md)",
     )
     b.add_argument(
         "--runtime",

@@ -24,7 +24,7 @@ CONFIG_NAME = "hql.toml"
 DEFAULT_INDEX = ".hql/index.sqlite"
 PROVIDERS = ("local", "http")
 # Numeric precision of the local model's forward pass; float32 is the default.
-PRECISIONS = ("float32", "bfloat16")
+PRECISIONS = ("float32", "bfloat16", "int8")
 DEFAULT_PRECISION = "float32"
 # Which runtime runs the local model (docs/runtime.md): not part of the recipe.
 RUNTIMES = ("auto", "torch", "onnxruntime")

@@ -198,3 +198,44 @@ def test_a_failed_torch_import_is_retried_and_named(mode):
         line = out.stdout.strip()
         assert line.startswith("refused:")
         assert "cannot import name 'AutoModel' from partially initialized module" in line
+
+
+# ------------------------------------------------------------------------- int8
+
+
+def test_int8_is_its_own_revision_digesting_the_quantised_graph(graph):
+    import hashlib
+
+    assert graph.int8_sha256 == hashlib.sha256(graph.int8_graph.read_bytes()).hexdigest()
+    revisions = {p: local_revision(precision=p) for p in ("float32", "bfloat16", "int8")}
+    assert len(set(revisions.values())) == 3
+    assert revisions["float32"] == read_index(BIRDS / ".hql" / "index.sqlite").model.revision
+
+
+def test_int8_quantisation_is_deterministic(graph, tmp_path):
+    from producer.embedders.onnx_export import quantise
+
+    digest, _ = quantise(graph.graph, tmp_path / "again.onnx")
+    assert digest == graph.int8_sha256
+
+
+def test_int8_vectors_stay_within_the_stated_tolerance(graph):
+    from producer.embedders.local import TOLERANCES
+
+    texts = [*PROBE_TEXTS, "night hunting birds", "owls are nocturnal predators"]
+    d = default_model_dir()
+    int8 = LocalEmbedder(d, DEFAULT_MODEL_ID, local_revision(d, "int8"), 384, precision="int8")
+    a = embed_texts(int8, texts)
+    b = embed_texts(embedder("torch"), texts)
+    assert int8.runtime_used == "onnxruntime"
+    bound = TOLERANCES["int8"].cosine
+    assert ((a.astype(np.float64) * b).sum(axis=1) >= bound).all()
+    assert np.array_equal(a, embed_texts(int8, texts))  # same texts, same batches: same bits
+    alone = embed_texts(int8, ["night hunting birds"])[0]  # scaled on its own: close, not equal
+    assert float(alone.astype(np.float64) @ a[-2]) >= bound
+
+
+def test_int8_never_runs_on_torch(graph):
+    d = default_model_dir()
+    with pytest.raises(EmbedError, match="int8 runs on ONNX Runtime"):
+        LocalEmbedder(d, DEFAULT_MODEL_ID, "r", 384, precision="int8", runtime="torch").load()

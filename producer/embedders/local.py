@@ -101,9 +101,12 @@ class Tolerance:
 
 # float32: SPEC §5 and §6.3. bfloat16 vectors depend on their batch (a text's
 # vector moved by up to 5e-4 between a batch of 16 and alone), hence looser.
+# int8 (ONNX Runtime dynamic quantisation) scales activations per encoder call, so a
+# text's vector depends on its batch: measured on real text (docs/runtime.md).
 TOLERANCES = {
     "float32": Tolerance(rebuild=1e-6, live=1e-5),
     "bfloat16": Tolerance(rebuild=2e-3, live=2e-3, cosine=0.9999),
+    "int8": Tolerance(rebuild=5e-2, live=5e-2, cosine=0.97),
 }
 
 # Test seam: "1" or "0" states whether the CPU computes bf16 natively.
@@ -149,6 +152,8 @@ def check_precision(precision: str) -> None:
         raise EmbedError(f"unknown precision `{precision}`; accepted: {', '.join(PRECISIONS)}")
     if precision == "bfloat16" and not native_bf16():
         raise EmbedError(BF16_REFUSED)
+    if precision == "int8" and not _installed("onnxruntime"):
+        raise EmbedError("precision int8 runs on ONNX Runtime: pip install onnxruntime")
 
 
 # Files whose bytes decide the numbers: weights, tokenizer, model config.
@@ -252,7 +257,23 @@ def local_revision(
         except OSError:
             continue
         stamp.append((name, st.st_size, st.st_mtime_ns))
-    return _revision(_cached_digests(str(d.resolve()), tuple(stamp)), recipe_for(precision))
+    recipe = recipe_for(precision)
+    if precision == "int8":  # the quantised graph is part of the recipe: digest its bytes
+        recipe = {**recipe, "graph_sha256": int8_graph_digest(d)}
+    return _revision(_cached_digests(str(d.resolve()), tuple(stamp)), recipe)
+
+
+def int8_graph_digest(model_dir: Path) -> str:
+    """The SHA-256 of this machine's int8 graph of ``model_dir`` (from its record)."""
+    from producer.embedders.onnx_graph import read_record
+
+    record = read_record(model_dir)
+    if record is None or not record.int8_sha256:
+        raise EmbedError(
+            "precision int8 needs this machine's int8 graph of the model: run "
+            "`hql-semantics runtime` first"
+        )
+    return record.int8_sha256
 
 
 def model_dimensions(model_dir: str | os.PathLike[str]) -> int:
@@ -791,6 +812,20 @@ def choose_runtime(
     * ``auto``: for a build (``prepare``), the record's ``auto`` (``AUTO_RULE``);
       for a live query, onnxruntime whenever the graph passed (no torch to load).
     """
+    if precision == "int8":
+        if requested == TORCH_NAME or not has_tokenizer_json:
+            raise EmbedError(
+                "precision int8 runs on ONNX Runtime, from a model directory with a "
+                "tokenizer.json"
+            )
+        from producer.embedders import onnx_graph
+
+        record = (onnx_graph.prepare_graph(model_dir)[0] if prepare
+                  else onnx_graph.read_record(model_dir))
+        if record is None or not record.int8_sha256:
+            why = record.reason if record is not None and record.reason else "none was made"
+            raise EmbedError(f"precision int8 needs this machine's int8 graph ({why})")
+        return ORT_NAME, record.int8_graph, None
     if requested == TORCH_NAME or precision != DEFAULT_PRECISION:
         if requested == ORT_NAME:
             raise EmbedError(f"the onnxruntime runtime computes float32 only, not {precision}")

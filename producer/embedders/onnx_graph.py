@@ -31,6 +31,7 @@ from producer.parse_cache import default_cache_dir
 
 GRAPH_KIND = "onnx"
 GRAPH_FILE = "model.onnx"
+INT8_FILE = "model.int8.onnx"  # dynamic int8 quantisation of GRAPH_FILE (precision "int8")
 RECORD_FILE = "record.json"
 # Bump when the export (opset, inputs, outputs) or the record's meaning changes.
 EXPORT_FORMAT = 1
@@ -56,6 +57,9 @@ class GraphRecord:
     exporter: str = ""
     texts_per_s: dict[str, float] = field(default_factory=dict)  # runtime -> on the probe
     auto: str = "torch"  # what runtime = "auto" resolves to for builds here
+    int8_sha256: str = ""  # the int8 graph's bytes (empty: none made); in its revision
+    int8_reduce_range: bool = False  # 7-bit weights: a CPU without AVX512-VNNI (u8s8 saturation)
+    int8_min_cosine: float | None = None  # int8 against float32 on the probe texts
     format: int = EXPORT_FORMAT
 
     @property
@@ -65,6 +69,10 @@ class GraphRecord:
     @property
     def graph(self) -> Path:
         return self.directory / GRAPH_FILE
+
+    @property
+    def int8_graph(self) -> Path:
+        return self.directory / INT8_FILE
 
 
 def _version(package: str) -> str:
@@ -111,6 +119,8 @@ def read_record(model_dir: str | os.PathLike[str]) -> GraphRecord | None:
     if record.key != key or record.format != EXPORT_FORMAT:
         return None
     if record.passed and not record.graph.is_file():
+        return None
+    if record.int8_sha256 and not record.int8_graph.is_file():
         return None
     return record
 
