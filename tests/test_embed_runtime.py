@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -34,10 +35,13 @@ NOT_STORED = "a bird that hunts at dusk over reed beds"
 
 
 @pytest.fixture(scope="module")
-def graph() -> onnx_graph.GraphRecord:
-    record, _ = onnx_graph.prepare_graph(default_model_dir())
-    assert record.passed, record.reason
-    return record
+def graph(tmp_path_factory) -> Iterator[onnx_graph.GraphRecord]:
+    """This module's own cache (and so its own graph): other tests run without one."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+        record, _ = onnx_graph.prepare_graph(default_model_dir())
+        assert record.passed, record.reason
+        yield record
 
 
 def embedder(runtime: str, prepare: bool = True) -> LocalEmbedder:
@@ -146,7 +150,10 @@ def test_no_graph_yet_a_live_query_runs_on_torch_and_says_so(tmp_path, monkeypat
     live = embedder("auto", prepare=False)
     live.load()
     assert live.runtime_used == "torch"
-    assert not (tmp_path / "cache").exists()  # a live query never makes a graph
+    built = embedder("auto", prepare=True)  # a build: `auto` reads the record, never exports
+    built.load()
+    assert built.runtime_used == "torch"
+    assert not (tmp_path / "cache").exists()  # neither made a graph
     with pytest.raises(EmbedError, match="hql-semantics runtime"):
         embedder("onnxruntime", prepare=False).load()
 

@@ -805,12 +805,16 @@ def choose_runtime(
     made was not used when ``auto`` fell back to torch (said once: by the build that
     made it; later loads read the record and say nothing).
 
+    * ``int8``: its graph on onnxruntime, or a refusal;
     * ``torch``, a precision other than float32, a model by Hub id or without a
       ``tokenizer.json``: torch (``onnxruntime`` asked for such a model is refused);
-    * otherwise the graph's record (made first when ``prepare``): a graph that
-      failed its check is never used (``onnxruntime`` asked for is refused);
-    * ``auto``: for a build (``prepare``), the record's ``auto`` (``AUTO_RULE``);
-      for a live query, onnxruntime whenever the graph passed (no torch to load).
+    * otherwise the graph's record: made first only when ``onnxruntime`` is asked
+      for by a build (``prepare``); ``auto`` only reads it (the setup made it), so
+      no build times anything or waits for an export. A graph that failed its
+      check is never used (``onnxruntime`` asked for is refused);
+    * ``auto``: no record yet, torch; for a build, the record's ``auto``
+      (``AUTO_RULE``); for a live query, onnxruntime whenever the graph passed (no
+      torch to load).
     """
     if precision == "int8":
         if requested == TORCH_NAME or not has_tokenizer_json:
@@ -839,15 +843,15 @@ def choose_runtime(
         return TORCH_NAME, None, None
     from producer.embedders import onnx_graph
 
-    if prepare:
+    if prepare and requested == ORT_NAME:
         record, made = onnx_graph.prepare_graph(model_dir)
     else:
         record, made = onnx_graph.read_record(model_dir), False
-    if record is None:  # a live query before any graph was made
+    if record is None:  # no setup yet: `auto` runs torch until `hql-semantics runtime` has run
         if requested == ORT_NAME:
             raise EmbedError(
                 "no ONNX graph has been made for this model on this machine yet: run "
-                "`hql-semantics runtime` (or a build) first"
+                "`hql-semantics runtime` (the setup does) first"
             )
         return TORCH_NAME, None, None
     if not record.passed:
