@@ -178,6 +178,19 @@ class LiveEmbedders:
         return vector, getattr(embedder, "runtime_used", None)
 
 
+def warm_live_model() -> None:
+    """Load the packaged model's ONNX graph ahead of the first live query, when this
+    machine has one that passed its check (the MCP server runs this beside the vault
+    load, so a first search needing a live vector does not wait for it). Without a
+    graph it does nothing: loading torch on spec would cost every start ~450 MB."""
+    try:
+        from producer.embedders.local import warm_graph
+
+        warm_graph()
+    except Exception:  # noqa: BLE001 - only a head start: the query itself will say why
+        pass
+
+
 def _short(revision: str) -> str:
     return revision if len(revision) <= 19 else revision[:19] + "…"
 

@@ -46,9 +46,9 @@ from producer.config import DEFAULT_PRECISION, DEFAULT_RUNTIME, PRECISIONS, RUNT
 from producer.embedders import EmbedderSpec, EmbedError, OnBatch
 from producer.embedders.model_tokenizer import (
     Encoded,
-    FastTokenizer,
     ModelTokenizer,
     TransformersTokenizer,
+    fast_tokenizer,
     pad_rows,
     tokenizer_file,
 )
@@ -558,11 +558,11 @@ class LocalEmbedder:
                 encoder: Encoder = OrtEncoder(graph, threads)
             except ImportError as exc:
                 raise EmbedError(f"the onnxruntime runtime cannot be loaded: {exc}") from None
-            tokenizer: ModelTokenizer = FastTokenizer(tokens)
+            tokenizer: ModelTokenizer = fast_tokenizer(tokens)
         else:
             torch_encoder = TorchEncoder.load(self, threads)
             encoder = torch_encoder
-            tokenizer = FastTokenizer(tokens) if tokens else torch_encoder.tokenizer
+            tokenizer = fast_tokenizer(tokens) if tokens else torch_encoder.tokenizer
         dims = encoder.dimensions
         if dims is not None:
             if self.dimensions is not None and dims != self.dimensions:
@@ -957,6 +957,24 @@ def packaged_embedder(
     embedder = LocalEmbedder.packaged(precision, runtime)
     embedder.prepare = not live
     return embedder
+
+
+def warm_graph(model_dir: Path | None = None) -> bool:
+    """Load this machine's ONNX graph of the model (default: the packaged one) and its
+    tokenizer now, if the graph passed its check, so the first live query does not
+    wait for them. Reads the record only: never exports, never imports torch.
+    True when something was loaded."""
+    from producer.embedders.onnx_graph import read_record
+    from producer.embedders.onnx_runtime import open_session
+
+    d = model_dir or default_model_dir()
+    tokens = tokenizer_file(d)
+    record = read_record(d) if tokens is not None else None
+    if record is None or not record.passed or tokens is None:
+        return False
+    fast_tokenizer(tokens)
+    open_session(record.graph, _cpu_count())
+    return True
 
 
 def embed_local_query(text: str) -> np.ndarray:

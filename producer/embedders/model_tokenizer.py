@@ -15,6 +15,7 @@ transformers' ``AutoTokenizer`` (``TransformersTokenizer``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -123,6 +124,12 @@ def pad_rows(encoded: Encoded, rows: Sequence[int], pad_id: int) -> dict[str, np
             arr[r, : len(values[i])] = values[i]
         out[key] = arr
     return out
+
+
+@functools.lru_cache(maxsize=4)
+def fast_tokenizer(path: Path) -> FastTokenizer:
+    """One ``FastTokenizer`` per file per process (read ahead of need, like the graph)."""
+    return FastTokenizer(path)
 
 
 def tokenizer_file(model_dir: str | Path) -> Path | None:

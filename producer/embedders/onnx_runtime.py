@@ -14,8 +14,10 @@ and one session on every core for a lone run (a query).
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -33,15 +35,8 @@ class OrtEncoder:
         self._active = self._session
         self._inputs = {i.name for i in self._session.get_inputs()}
 
-    def _open(self, threads: int):  # noqa: ANN202 - an onnxruntime.InferenceSession
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.log_severity_level = 3  # warnings about unused initialisers are not the user's
-        return ort.InferenceSession(str(self.graph), options, providers=["CPUExecutionProvider"])
+    def _open(self, threads: int) -> Any:
+        return open_session(self.graph, threads)
 
     @property
     def dimensions(self) -> int | None:
@@ -75,3 +70,31 @@ class OrtEncoder:
             yield
         finally:
             self._active = self._session
+
+
+_SESSIONS: dict[tuple[str, int], Any] = {}
+_SESSIONS_LOCK = threading.Lock()
+
+
+def open_session(graph: Path, threads: int) -> Any:
+    """The process's one ``InferenceSession`` of ``graph`` on ``threads`` threads.
+
+    Shared, so a session loaded ahead of need (``local.warm_graph``: the MCP server
+    loads it beside the vault) serves the first live query; ``run`` is thread-safe.
+    """
+    key = (str(graph), threads)
+    with _SESSIONS_LOCK:
+        session = _SESSIONS.get(key)
+        if session is None:
+            import onnxruntime as ort
+
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+            options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+            options.log_severity_level = 3  # notes about unused initialisers: not the user's
+            session = ort.InferenceSession(
+                str(graph), options, providers=["CPUExecutionProvider"]
+            )
+            _SESSIONS[key] = session
+        return session
