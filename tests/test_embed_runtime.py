@@ -246,3 +246,23 @@ def test_int8_never_runs_on_torch(graph):
     d = default_model_dir()
     with pytest.raises(EmbedError, match="int8 runs on ONNX Runtime"):
         LocalEmbedder(d, DEFAULT_MODEL_ID, "r", 384, precision="int8", runtime="torch").load()
+
+
+def test_the_graph_loaded_ahead_serves_the_first_live_query(graph, tmp_path):
+    """The MCP server loads the graph beside the vault: the live query's embedder then
+    runs on that same session instead of loading its own."""
+    from producer.embedders import onnx_runtime
+    from producer.embedders.local import _cpu_count, warm_graph
+
+    assert warm_graph() is True
+    warmed = onnx_runtime.open_session(graph.graph, _cpu_count())
+    live = embedder("auto", prepare=False)
+    live.load()
+    assert live._encoder._session is warmed
+
+
+def test_without_a_graph_nothing_is_loaded_ahead(tmp_path, monkeypatch):
+    from producer.embedders.local import warm_graph
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert warm_graph() is False
