@@ -211,6 +211,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--starts", type=int, default=5)
     parser.add_argument("--mcp", action="store_true")
+    parser.add_argument("--no-first-query", action="store_true",
+                        help="skip the fresh-process first query")
     parser.add_argument("--cards", type=int, default=10_000)
     parser.add_argument("--work", type=Path, default=None)
     args = parser.parse_args()
@@ -224,13 +226,14 @@ def main() -> None:
         print(write_report("runtime_throughput", f"Embedding runtimes, {len(texts)} man pages",
                            ["runtime", "texts", "texts/s", "ratio to torch fp32",
                             "min cosine", "max abs diff"], rows, notes).read_text())
-    rows, notes = first_query(args.starts)
-    loads.append(uptime())
-    notes.append(f"load before/after: {loads[-2]} / {loads[-1]}")
-    print(write_report("runtime_first_query", "First live query vector in a fresh process",
-                       ["runtime", "starts", "median wall s", "min–max wall s",
-                        "median CPU s (user+sys)", "peak RSS MB"],
-                       rows, notes).read_text())
+    if not args.no_first_query:
+        rows, notes = first_query(args.starts)
+        loads.append(uptime())
+        notes.append(f"load before/after: {loads[-2]} / {loads[-1]}")
+        print(write_report("runtime_first_query", "First live query vector in a fresh process",
+                           ["runtime", "starts", "median wall s", "min–max wall s",
+                            "median CPU s (user+sys)", "peak RSS MB"],
+                           rows, notes).read_text())
     if args.mcp:
         import tempfile
 
