@@ -33,3 +33,9 @@ NON_ASCII = (
 SPREAD = tuple(_words(n, n) for n in (5, 12, 30, 60, 90, 120, 160, 200, 240, 250, 300, 600))
 
 PROBE_TEXTS: tuple[str, ...] = SHORT + NON_ASCII + SPREAD
+
+# What ``auto`` is timed on when a graph is made: a build's usual work, full batches
+# of texts past the 256-token cut (most man pages are), and a batch of mid-length ones.
+TIMING_TEXTS: tuple[str, ...] = tuple(_words(300 + i, i) for i in range(32)) + tuple(
+    _words(60 + 5 * i, i) for i in range(16)
+)
