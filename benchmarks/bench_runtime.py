@@ -61,7 +61,7 @@ def sample(vault: Path, pages: int) -> list[str]:
     return [c.text for c in cards[::step][:pages]]
 
 
-def arms() -> dict[str, object]:
+def arms(float32_only: bool = False) -> dict[str, object]:
     from producer.embedders.local import LocalEmbedder, default_model_dir, native_bf16
     from producer.embedders.onnx_graph import prepare_graph
 
@@ -70,6 +70,8 @@ def arms() -> dict[str, object]:
                               LocalEmbedder.packaged(runtime="torch")}
     if record.passed:
         out["onnxruntime float32"] = LocalEmbedder.packaged(runtime="onnxruntime")
+    if float32_only:
+        return out
     try:
         int8 = LocalEmbedder.packaged("int8", runtime="onnxruntime")
         int8.load()
@@ -81,10 +83,12 @@ def arms() -> dict[str, object]:
     return out
 
 
-def throughput(texts: list[str], repeats: int) -> tuple[list[list[object]], list[str]]:
+def throughput(
+    texts: list[str], repeats: int, float32_only: bool = False
+) -> tuple[list[list[object]], list[str]]:
     from producer.embedders import embed_texts
 
-    embedders = arms()
+    embedders = arms(float32_only)
     for e in embedders.values():
         embed_texts(e, texts[:32])  # load and warm
     names = list(embedders)
@@ -210,6 +214,8 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--starts", type=int, default=5)
+    parser.add_argument("--float32-only", action="store_true",
+                        help="throughput: torch and onnxruntime float32 only")
     parser.add_argument("--mcp", action="store_true")
     parser.add_argument("--no-first-query", action="store_true",
                         help="skip the fresh-process first query")
@@ -220,10 +226,11 @@ def main() -> None:
     loads = [uptime()]
     if args.vault:
         texts = sample(args.vault, args.pages)
-        rows, notes = throughput(texts, args.repeats)
+        rows, notes = throughput(texts, args.repeats, args.float32_only)
         loads.append(uptime())
         notes.append(f"load before/after: {loads[-2]} / {loads[-1]}")
-        print(write_report("runtime_throughput", f"Embedding runtimes, {len(texts)} man pages",
+        name = "runtime_throughput_float32" if args.float32_only else "runtime_throughput"
+        print(write_report(name, f"Embedding runtimes, {len(texts)} man pages",
                            ["runtime", "texts", "texts/s", "ratio to torch fp32",
                             "min cosine", "max abs diff"], rows, notes).read_text())
     if not args.no_first_query:
