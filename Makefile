@@ -18,6 +18,9 @@ $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -c constraints.txt "torch==2.13.0" -e ".[test,bench]"
+	@# The local model's ONNX graph, made and checked now so the first live query needs
+	@# no torch (docs/runtime.md); if it fails its check, torch runs the model instead.
+	-$(BIN)/hql-semantics runtime
 	touch $(STAMP)
 
 run: $(STAMP)  ## set up .venv/, open hql-tui on a scratch copy of fixtures/birds (VAULT=path: that vault)

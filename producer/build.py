@@ -8,7 +8,8 @@ them as JSON lines (``--progress jsonl``) or as human lines. Events:
 * ``{"event": "progress", "done", "total", "elapsed"}`` — after each batch
 * ``{"event": "final", "embedded", "reused", "removed", "queries",
   "queries_embedded", "cards", "out", "up_to_date", "model", "revision",
-  "dimensions", "provider"}``
+  "dimensions", "provider"}``, plus ``runtime`` (and ``runtime_note``) when a
+  local model embedded
 * ``{"event": "error", "message"}`` — emitted by the CLI on failure
 
 Order of work, and why:
@@ -44,6 +45,7 @@ from producer.embedders import (
     EmbedError,
     check_spec,
     identity,
+    runtime_of,
 )
 from producer.index_checks import NOT_A_FILE
 from producer.index_format import (
@@ -125,6 +127,7 @@ def resolve_spec(options: BuildOptions, config) -> EmbedderSpec:  # noqa: ANN001
         "api_key_env": options.api_key_env,
         "dimensions": options.dimensions,
         "precision": options.precision,
+        "runtime": options.runtime,
     }
     spec = EmbedderSpec.merge(config.embedder, offline=options.offline, **flags)
     spec.check()
@@ -267,16 +270,24 @@ def _build_locked(
     if plan.up_to_date:
         assert plan.previous is not None
         done = Executed(plan.previous.model.dimensions, len(plan.previous.chunks), 0)
-        return _result(plan, done, out, spec.provider, emit)
+        return _result(plan, done, out, spec.provider, emit, {})
     # Only metadata, paths or the query set changed when nothing is to embed: the
     # file is rewritten without loading a model.
     meta = MetaRow(vault=vault_name, built_at=options.built_at or utc_now())
     done = execute(plan, embedder, out, meta, emit)
-    return _result(plan, done, out, spec.provider, emit)
+    return _result(plan, done, out, spec.provider, emit, runtime_of(embedder.opened))
 
 
-def _result(plan: BuildPlan, done: Executed, out: Path, provider: str, emit: Emit) -> BuildResult:
-    """The build's outcome, also emitted as the ``final`` event."""
+def _result(
+    plan: BuildPlan,
+    done: Executed,
+    out: Path,
+    provider: str,
+    emit: Emit,
+    runtime: dict[str, str],
+) -> BuildResult:
+    """The build's outcome, also emitted as the ``final`` event (with the runtime that
+    embedded, when a local model did)."""
     passages: dict[str, object] = {}
     if plan.recipe is not None:
         passages = {
@@ -303,7 +314,7 @@ def _result(plan: BuildPlan, done: Executed, out: Path, provider: str, emit: Emi
     shown = {k: v for k, v in vars(result).items() if k != "out"}
     if plan.recipe is None:
         shown = {k: v for k, v in shown.items() if not k.startswith("passages")}
-    emit({"event": "final", **shown, "out": str(out)})
+    emit({"event": "final", **shown, "out": str(out), **runtime})
     return result
 
 

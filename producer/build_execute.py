@@ -63,6 +63,11 @@ class LazyEmbedder:
             self._embedder = embedder
         return self._embedder
 
+    @property
+    def opened(self) -> Embedder | None:
+        """The embedder if a batch or a cut opened it, else None (nothing embedded)."""
+        return self._embedder
+
     def offsets(self) -> TokenOffsets:
         """The tokenizer passages are cut on (only the local provider has one)."""
         offsets = getattr(self.get(), "token_offsets", None)

@@ -29,6 +29,7 @@ class BuildOptions:
     api_key_env: str | None = None
     dimensions: int | None = None
     precision: str | None = None
+    runtime: str | None = None  # local: "auto" | "torch" | "onnxruntime" (docs/runtime.md)
     queries: list[str] = field(default_factory=list)
     drop_queries: bool = False
     built_at: str | None = None

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from producer.config import PRECISIONS
+from producer.config import PRECISIONS, RUNTIMES
 from producer.terminal import shown, shown_lines
 from producer.wording import with_fix
 
@@ -49,7 +49,9 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=PROG, description="Build, verify and inspect a vault's embedding index."
     )
-    sub = p.add_subparsers(dest="command", required=True, metavar="{build,verify,inspect}")
+    sub = p.add_subparsers(
+        dest="command", required=True, metavar="{build,verify,inspect,runtime}"
+    )
 
     b = sub.add_parser("build", help="embed the vault's cards (and queries) into the index")
     b.add_argument("--vault", required=True, help="the vault root")
@@ -64,7 +66,14 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument(
         "--precision",
         choices=PRECISIONS,
-        help="local: the forward pass's precision (default float32; bfloat16 needs native bf16)",
+        help="local: the forward pass's precision (default float32; bfloat16 needs native "
+        "bf16; int8 runs on ONNX Runtime: docs/runtime.md)",
+    )
+    b.add_argument(
+        "--runtime",
+        choices=RUNTIMES,
+        help="local: what runs the model (default auto: docs/runtime.md); not part of the "
+        "revision",
     )
     b.add_argument(
         "--query",
@@ -99,6 +108,13 @@ def parser() -> argparse.ArgumentParser:
     i.add_argument("--index", help="the index file")
     i.add_argument("--vault", help="read the index named in this vault's hql.toml")
     i.add_argument("--json", action="store_true")
+
+    r = sub.add_parser(
+        "runtime",
+        help="make and check this machine's ONNX graph of the local model (the setup runs it)",
+    )
+    r.add_argument("--model", help="a model directory (default: the packaged model)")
+    r.add_argument("--json", action="store_true")
     return p
 
 
@@ -154,7 +170,10 @@ class _Human:
                     f"{event['reused']} reused, {event['removed']} removed){passages}, "
                     f"{event['queries']} queries, {event['dimensions']} dimensions, "
                     f"{event['model']} via {event['provider']}"
+                    + (f" on {event['runtime']}" if "runtime" in event else "")
                 )
+            if "runtime_note" in event:
+                print(f"note: {shown(event['runtime_note'])}", file=sys.stderr)
 
 
 def _jsonl(event: dict[str, object]) -> None:
@@ -177,6 +196,7 @@ def _run_build(args: argparse.Namespace) -> int:
         api_key_env=args.api_key_env,
         dimensions=args.dimensions,
         precision=args.precision,
+        runtime=args.runtime,
         queries=list(args.query),
         drop_queries=args.drop_queries,
         built_at=args.built_at,
@@ -226,6 +246,31 @@ def _run_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_runtime(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from producer.embedders.local import default_model_dir
+    from producer.embedders.model_tokenizer import tokenizer_file
+    from producer.embedders.onnx_graph import AUTO_RULE, prepare_graph
+
+    model = Path(args.model) if args.model else default_model_dir()
+    if not model.is_dir() or tokenizer_file(model) is None:
+        raise _Usage(f"{model.name}: not a model directory with a tokenizer.json "
+                     "(such a model runs on torch)")
+    record, _ = prepare_graph(model)
+    if args.json:
+        print(json.dumps({**asdict(record), "graph": str(record.graph)}, indent=2))
+        return 0 if record.passed else 1
+    if record.passed:
+        rates = ", ".join(f"{k} {v:g} texts/s" for k, v in sorted(record.texts_per_s.items()))
+        print(f"ONNX graph ready (max difference to torch {record.max_abs:.2g}; {rates})")
+        print(f'runtime = "auto" builds on {record.auto}: {AUTO_RULE}')
+        return 0
+    print(f"the ONNX graph is not used: {shown(record.reason)}; builds run on torch",
+          file=sys.stderr)
+    return 1
+
+
 class _Usage(Exception):
     pass
 
@@ -248,6 +293,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_build(args)
         if args.command == "verify":
             return _run_verify(args)
+        if args.command == "runtime":
+            return _run_runtime(args)
         return _run_inspect(args)
     except _Usage as exc:
         p.print_usage(sys.stderr)

@@ -24,8 +24,11 @@ CONFIG_NAME = "hql.toml"
 DEFAULT_INDEX = ".hql/index.sqlite"
 PROVIDERS = ("local", "http")
 # Numeric precision of the local model's forward pass; float32 is the default.
-PRECISIONS = ("float32", "bfloat16")
+PRECISIONS = ("float32", "bfloat16", "int8")
 DEFAULT_PRECISION = "float32"
+# Which runtime runs the local model (docs/runtime.md): not part of the recipe.
+RUNTIMES = ("auto", "torch", "onnxruntime")
+DEFAULT_RUNTIME = "auto"
 TABLES = ("semantics", "semantics.embedder")  # the producer's own
 
 # A table's reader: (the table's value, the file) -> what it holds; ConfigError refuses it.
@@ -45,6 +48,7 @@ class EmbedderConfig:
     api_key_env: str | None = None
     dimensions: int | None = None
     precision: str = DEFAULT_PRECISION
+    runtime: str = DEFAULT_RUNTIME
 
     def resolve(self, **overrides: Any) -> EmbedderConfig:
         """Command-line flags win field by field; ``None`` means "not given"."""
@@ -69,6 +73,8 @@ class EmbedderConfig:
             raise ConfigError(
                 f"unknown precision `{self.precision}`; accepted: {', '.join(PRECISIONS)}"
             )
+        if self.runtime not in RUNTIMES:
+            raise ConfigError(f"unknown runtime `{self.runtime}`; accepted: {', '.join(RUNTIMES)}")
         if self.provider != "http":
             return
         if self.precision != "float32":
@@ -240,6 +246,10 @@ def _embedder(table: Any, file: Path) -> EmbedderConfig:
     if values["precision"] is not None and values["precision"] not in PRECISIONS:
         raise ConfigError(
             f"{where} unknown precision `{values['precision']}`; accepted: {', '.join(PRECISIONS)}"
+        )
+    if values["runtime"] is not None and values["runtime"] not in RUNTIMES:
+        raise ConfigError(
+            f"{where} unknown runtime `{values['runtime']}`; accepted: {', '.join(RUNTIMES)}"
         )
     # Field-level checks only: flags may still complete the table, so the
     # provider-level ``check()`` runs on the resolved result (producer) or

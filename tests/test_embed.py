@@ -228,7 +228,15 @@ def test_offline_switches_are_set_before_transformers_is_imported():
 
 @pytest.fixture(scope="module")
 def minilm():
-    return local.packaged_embedder()
+    return local.packaged_embedder(runtime="torch")
+
+
+def hf_tokenizer():
+    """transformers' tokenizer of the packaged model: how texts were tokenised before
+    the ``tokenizers`` package read ``tokenizer.json`` directly."""
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(local.default_model_dir()), local_files_only=True)
 
 
 def test_real_model_unit_vectors_and_paraphrase_geometry(minilm):
@@ -292,7 +300,7 @@ def _batchwise_vectors(minilm, texts: list[str]) -> np.ndarray:
     import torch
 
     prefixes = minilm.prefixes(texts)
-    tok = minilm._tokenizer
+    tok = hf_tokenizer()
     lengths = [len(tok(p, truncation=True, max_length=local.MAX_TOKENS)["input_ids"])
                for p in prefixes]
     out = np.empty((len(texts), 384), dtype=np.float32)

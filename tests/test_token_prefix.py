@@ -20,21 +20,31 @@ WORDS = ["owl", "heron", "night", "marsh", "wing", "feather", "hunt", "quiet", "
 
 @pytest.fixture(scope="module")
 def minilm():
-    embedder = packaged_embedder()
+    embedder = packaged_embedder(runtime="torch")
     embedder.load()
     return embedder
 
 
-def ids(minilm, text: str) -> list[int]:
+@pytest.fixture(scope="module")
+def hf_tokenizer():
+    """transformers' tokenizer: how the model's inputs were made before prefixes."""
+    from transformers import AutoTokenizer
+
+    from producer.embedders.local import default_model_dir
+
+    return AutoTokenizer.from_pretrained(str(default_model_dir()), local_files_only=True)
+
+
+def ids(hf_tokenizer, text: str) -> list[int]:
     """The ids the model reads: the whole text, truncated by the tokenizer."""
-    return minilm._tokenizer(text, truncation=True, max_length=MAX_TOKENS)["input_ids"]
+    return hf_tokenizer(text, truncation=True, max_length=MAX_TOKENS)["input_ids"]
 
 
-def whole_text_vector(minilm, text: str) -> np.ndarray:
+def whole_text_vector(minilm, hf_tokenizer, text: str) -> np.ndarray:
     """The vector as the embedder made it before prefixes: the whole text tokenised."""
     import torch
 
-    enc = minilm._tokenizer([text], truncation=True, max_length=MAX_TOKENS, return_tensors="pt")
+    enc = hf_tokenizer([text], truncation=True, max_length=MAX_TOKENS, return_tensors="pt")
     with torch.inference_mode():
         hidden = minilm._model(**enc).last_hidden_state
         mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
@@ -72,12 +82,12 @@ TEXTS = {
 
 
 @pytest.mark.parametrize("name", list(TEXTS))
-def test_prefix_reads_the_same_first_256_tokens(minilm, name):
+def test_prefix_reads_the_same_first_256_tokens(minilm, hf_tokenizer, name):
     text = TEXTS[name]
     prefix = minilm.prefixes([text])[0]
     assert text.startswith(prefix)
-    assert ids(minilm, prefix) == ids(minilm, text)
-    assert len(ids(minilm, text)) == (MAX_TOKENS if name != "short" else len(ids(minilm, text)))
+    assert ids(hf_tokenizer, prefix) == ids(hf_tokenizer, text)
+    assert len(ids(hf_tokenizer, text)) == (MAX_TOKENS if name != "short" else len(ids(hf_tokenizer, text)))
 
 
 def test_the_prefix_is_short_when_it_can_be_and_grows_when_it_must(minilm):
@@ -90,22 +100,22 @@ def test_the_prefix_is_short_when_it_can_be_and_grows_when_it_must(minilm):
 
 
 @pytest.mark.parametrize("n", [252, 253, 254, 255, 256, 257])
-def test_texts_around_the_boundary(minilm, n):
+def test_texts_around_the_boundary(minilm, hf_tokenizer, n):
     # "owl" is one token: n words are n + 2 ids with [CLS] and [SEP]. A small
     # first prefix makes the cut land right around the 256th token.
     text = " ".join(["owl"] * n) + " " + words(400, seed=n)
-    full = ids(minilm, text)
+    full = ids(hf_tokenizer, text)
     for first in (8, 4 * n - 3, 4 * n, 4 * n + 1, 4 * n + 4):
         prefix = token_prefix(text, minilm._count_tokens, first=first)
-        assert ids(minilm, prefix) == full, first
+        assert ids(hf_tokenizer, prefix) == full, first
     # The cut never yields a prefix that reads fewer tokens than the whole text.
     exact = " ".join(["owl"] * n)
     prefix = token_prefix(exact, minilm._count_tokens, first=8)
-    assert ids(minilm, prefix) == ids(minilm, exact)
+    assert ids(hf_tokenizer, prefix) == ids(hf_tokenizer, exact)
 
 
-def test_vectors_of_the_prefix_equal_the_whole_texts(minilm):
+def test_vectors_of_the_prefix_equal_the_whole_texts(minilm, hf_tokenizer):
     names = ["long prose", "combining marks", "words over 100 characters", "crlf lines"]
     for name in names:
         ours = embed_texts(minilm, [TEXTS[name]])[0]
-        assert np.array_equal(ours, whole_text_vector(minilm, TEXTS[name])), name
+        assert np.array_equal(ours, whole_text_vector(minilm, hf_tokenizer, TEXTS[name])), name

@@ -55,7 +55,7 @@ def _provenance(ranking: Any) -> str:
         return ""
     parts = [f"{r.model} {r.revision}", r.metric, "approximate" if r.approximate else "exact"]
     if r.query_vector_source and r.arm != "hybrid" and r.query_vector_source != "text":
-        parts.append(f"query vector: {r.query_vector_source}")
+        parts.append(f"query vector: {r.vector_source}")
     if r.passages:
         parts.append(passages_label(r.passages))
     if r.fusion:
@@ -64,7 +64,7 @@ def _provenance(ranking: Any) -> str:
         windows = ", ".join(f"{k} {v}" for k, v in (r.windows or {}).items())
         parts = [*fusion_summary(r).split(" · "), f"windows {windows}"]
         if r.query_vector_source:
-            parts.append(f"query vector: {r.query_vector_source}")
+            parts.append(f"query vector: {r.vector_source}")
     return "; ".join(parts)
 
 

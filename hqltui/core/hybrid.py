@@ -104,6 +104,9 @@ def fuse(
             (a.retrieval.query_vector_source for a in arms if a.arm == "semantic" and a.retrieval),
             None,
         ),
+        runtime=next(
+            (a.retrieval.runtime for a in arms if a.arm == "semantic" and a.retrieval), None
+        ),
         fusion=config.method,
         k=config.k if rrf else None,
         weights={lexical.arm: config.weights[0], semantic.arm: config.weights[1]} if rrf else None,

@@ -31,7 +31,8 @@ Public API (stable; the app and the commands build on it):
     ``False`` here: every arm scores every card exactly), and
     ``query_vector_source`` (semantic: ``index`` for the index's ``query``
     table, ``live:local`` or ``live:http`` for a live embedding with the index's
-    own model and revision; lexical arms: ``text``). For hybrid also ``fusion``
+    own model and revision; lexical arms: ``text``), ``runtime`` (a live local
+    vector's: ``onnxruntime`` or ``torch``; never part of the revision). For hybrid also ``fusion``
     (``rrf`` | ``convex`` | ``adaptive``), ``fusion_config`` (its label,
     ``convex:alpha=0.7,norm=zscore``), ``parameters`` (what the method read),
     ``k`` and ``weights`` (rrf; else ``None``), ``alpha`` (convex: the set α;
@@ -138,6 +139,7 @@ class Retrieval:
     metric: str
     approximate: bool = False
     query_vector_source: str | None = None
+    runtime: str | None = None  # a live query vector's runtime: "onnxruntime" or "torch"
     fusion: str | None = None
     k: float | None = None
     weights: Mapping[str, float] | None = None
@@ -153,6 +155,12 @@ class Retrieval:
     # semantic scoring cards by their best passage: the recipe, its digest, the count
     passages: Mapping[str, Any] | None = None
 
+    @property
+    def vector_source(self) -> str | None:
+        """The query vector's source as shown: ``live:local (onnxruntime)``."""
+        source = self.query_vector_source
+        return f"{source} ({self.runtime})" if source and self.runtime else source
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "arm": self.arm,
@@ -164,6 +172,8 @@ class Retrieval:
             "approximate": self.approximate,
             "query_vector_source": self.query_vector_source,
         }
+        if self.runtime is not None:
+            out["runtime"] = self.runtime
         if self.passages is not None:
             out["passages"] = dict(self.passages)
         if self.fusion is not None:

@@ -13,8 +13,10 @@ Query vectors, in this order (the retrieval's ``query_vector_source`` says which
 4. otherwise a refusal naming ``hql-semantics build --query "<text>"``.
 
 The embedding function is the producer's (``producer.embedders``), so a live
-vector equals the one a build would store. torch and transformers are imported
-only when a live vector is actually computed. There is never a lexical fallback.
+vector equals the one a build would store. A local model runs on ONNX Runtime
+when this machine's graph of it passed its check (no torch, no transformers:
+docs/runtime.md), else on torch, imported only when a live vector is actually
+computed; ``QueryVector.runtime`` says which. There is never a lexical fallback.
 
 Scores are the dot product of the float32 query vector with every stored
 vector (one matrix-vector product), refined in float64 wherever they decide the
@@ -46,6 +48,7 @@ class QueryVector:
     source: str | None
     refusal: Refusal | None = None
     warnings: tuple[Warning, ...] = ()
+    runtime: str | None = None  # a live vector's: "onnxruntime" or "torch" (never in the revision)
 
 
 @dataclass(frozen=True)
@@ -161,15 +164,31 @@ class LiveEmbedders:
             return str(exc)
         return None
 
-    def embed(self, option: LiveOption, text: str) -> np.ndarray:
+    def embed(self, option: LiveOption, text: str) -> tuple[np.ndarray, str | None]:
+        """The query's vector, and the runtime that computed it (a local model's)."""
         from producer.embedders import embed_query, open_embedder
 
         with self._lock:
             embedder = self._opened.get(option.spec)
             if embedder is None:
-                embedder = open_embedder(option.spec)  # type: ignore[arg-type]
+                # live: a missing ONNX graph is not made here (that would need torch)
+                embedder = open_embedder(option.spec, live=True)  # type: ignore[arg-type]
                 self._opened[option.spec] = embedder
-        return embed_query(embedder, text)  # type: ignore[arg-type]
+        vector = embed_query(embedder, text)  # type: ignore[arg-type]
+        return vector, getattr(embedder, "runtime_used", None)
+
+
+def warm_live_model() -> None:
+    """Load the packaged model's ONNX graph ahead of the first live query, when this
+    machine has one that passed its check (the MCP server runs this beside the vault
+    load, so a first search needing a live vector does not wait for it). Without a
+    graph it does nothing: loading torch on spec would cost every start ~450 MB."""
+    try:
+        from producer.embedders.local import warm_graph
+
+        warm_graph()
+    except Exception:  # noqa: BLE001 - only a head start: the query itself will say why
+        pass
 
 
 def _short(revision: str) -> str:
@@ -221,7 +240,7 @@ def query_vector(
                 ),
             )
         try:
-            vector = embedders.embed(option, text)
+            vector, runtime = embedders.embed(option, text)
         except EmbedError as exc:
             reasons.append(f"the {option.provider} embedder failed: {exc}")
             notes.append(Warning("embedder", f"live query embedding failed: {exc}"))
@@ -232,7 +251,9 @@ def query_vector(
         if vector.shape != (index.dimensions,):
             reasons.append(f"the {option.provider} embedder made {vector.shape[0]} dimensions")
             continue
-        return QueryVector(np.asarray(vector, dtype=np.float32), f"live:{option.provider}")
+        return QueryVector(
+            np.asarray(vector, dtype=np.float32), f"live:{option.provider}", runtime=runtime
+        )
     why = "; ".join(reasons) if reasons else "no embedder matches the index"
     return QueryVector(
         None,

@@ -502,6 +502,7 @@ class Session:
             metric=ix.metric,
             approximate=False,
             query_vector_source=qv.source,
+            runtime=qv.runtime,
             passages=None if passages is None else passages.retrieval(),
         )
         warnings = warnings + qv.warnings

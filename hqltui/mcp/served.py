@@ -21,6 +21,20 @@ from hqltui.mcp.daemon import on_daemon_thread
 from hqltui.mcp.gcpause import GcPause
 
 
+def _start_graph_load() -> None:
+    """Load the local model's ONNX graph beside the vault (docs/runtime.md), in a
+    thread of its own. The modules both threads need are imported here first, on
+    the load thread: two threads importing one module tree at once is what once
+    made a first live query fail."""
+    try:
+        import hqltui.core.semantic as semantic
+        import producer.embedders.local  # noqa: F401 - see above
+        import producer.embedders.onnx_graph  # noqa: F401
+    except ImportError:  # only a head start: the load itself reports what is missing
+        return
+    threading.Thread(target=semantic.warm_live_model, name="graph-load", daemon=True).start()
+
+
 @dataclass
 class Served:
     """The session every call answers from: loaded once (in a thread started before the
@@ -42,6 +56,7 @@ class Served:
 
     def _load(self) -> None:
         try:
+            _start_graph_load()
             self.session = self.loader()
         except BaseException as exc:  # noqa: BLE001 - reported by every call, never raised
             self.error = exc

@@ -580,7 +580,7 @@ def provenance(retrieval: Retrieval, p: Palette) -> Text:
     out.append(f" · {retrieval.metric}")
     out.append(" · approximate" if retrieval.approximate else " · exact")
     if retrieval.query_vector_source and retrieval.arm == "semantic":
-        out.append(f" · query vector: {retrieval.query_vector_source}")
+        out.append(f" · query vector: {retrieval.vector_source}")
     if retrieval.passages:
         p_ = retrieval.passages
         out.append(f" · best of {p_['count']} passages ({p_['window']}/{p_['overlap']} tokens)")

@@ -3,7 +3,8 @@
 Two providers, chosen by ``EmbedderSpec.provider``:
 
 * ``local`` (``producer.embedders.local``): a checkpoint run in this process
-  with transformers + torch; by default the packaged all-MiniLM-L6-v2.
+  with ONNX Runtime or transformers + torch; by default the packaged
+  all-MiniLM-L6-v2.
 * ``http`` (``producer.embedders.http``): an OpenAI-shaped ``/v1/embeddings``
   endpoint, standard library only.
 
@@ -163,8 +164,12 @@ def identity(spec: EmbedderSpec) -> tuple[str, str, int | None]:
     return local_identity(spec)
 
 
-def open_embedder(spec: EmbedderSpec, environ: dict[str, str] | None = None) -> Embedder:
-    """The embedder ``spec`` describes. A local model is loaded on first use."""
+def open_embedder(
+    spec: EmbedderSpec, environ: dict[str, str] | None = None, *, live: bool = False
+) -> Embedder:
+    """The embedder ``spec`` describes. A local model is loaded on first use; ``live``
+    (a query's vector in the app or the MCP server) reads this machine's ONNX graph
+    but never makes one (docs/runtime.md)."""
     check_spec(spec, environ)
     if spec.provider == "http":
         from producer.embedders.http import HttpEmbedder
@@ -172,7 +177,18 @@ def open_embedder(spec: EmbedderSpec, environ: dict[str, str] | None = None) -> 
         return HttpEmbedder.from_spec(spec, os.environ if environ is None else environ)
     from producer.embedders.local import LocalEmbedder
 
-    return LocalEmbedder.from_spec(spec)
+    return LocalEmbedder.from_spec(spec, prepare=not live)
+
+
+def runtime_of(embedder: object) -> dict[str, str]:
+    """What a build says about the runtime that embedded (empty when nothing was
+    embedded, or the provider has no runtime): ``runtime``, and ``runtime_note``
+    when a graph made just now was not used."""
+    runtime = getattr(embedder, "runtime_used", None)
+    if runtime is None:
+        return {}
+    note = getattr(embedder, "runtime_note", None)
+    return {"runtime": runtime, **({"runtime_note": note} if note else {})}
 
 
 __all__ = [
@@ -187,4 +203,5 @@ __all__ = [
     "identity",
     "normalise",
     "open_embedder",
+    "runtime_of",
 ]

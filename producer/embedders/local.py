@@ -27,6 +27,7 @@ torch and transformers are imported inside functions only.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -34,13 +35,25 @@ import os
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager as ContextManager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
-from producer.config import DEFAULT_PRECISION, PRECISIONS
+from producer.config import DEFAULT_PRECISION, DEFAULT_RUNTIME, PRECISIONS, RUNTIMES
 from producer.embedders import EmbedderSpec, EmbedError, OnBatch
+from producer.embedders.model_tokenizer import (
+    Encoded,
+    ModelTokenizer,
+    TransformersTokenizer,
+    fast_tokenizer,
+    pad_rows,
+    tokenizer_file,
+)
+
+TORCH_NAME, ORT_NAME = "torch", "onnxruntime"
 
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 MAX_TOKENS = 256
@@ -88,9 +101,12 @@ class Tolerance:
 
 # float32: SPEC §5 and §6.3. bfloat16 vectors depend on their batch (a text's
 # vector moved by up to 5e-4 between a batch of 16 and alone), hence looser.
+# int8 (ONNX Runtime dynamic quantisation) scales activations per encoder call, so a
+# text's vector depends on its batch: measured on real text (docs/runtime.md).
 TOLERANCES = {
     "float32": Tolerance(rebuild=1e-6, live=1e-5),
     "bfloat16": Tolerance(rebuild=2e-3, live=2e-3, cosine=0.9999),
+    "int8": Tolerance(rebuild=5e-2, live=5e-2, cosine=0.97),
 }
 
 # Test seam: "1" or "0" states whether the CPU computes bf16 natively.
@@ -103,17 +119,23 @@ BF16_REFUSED = (
 )
 
 
-@functools.lru_cache(maxsize=1)
-def _cpuinfo_has_bf16(path: str = "/proc/cpuinfo") -> bool:
+@functools.lru_cache(maxsize=2)
+def cpu_flags(path: str = "/proc/cpuinfo") -> frozenset[str]:
+    """The first CPU's feature flags (x86 ``flags``, Arm ``Features``); empty if unknown."""
     try:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return False
+        return frozenset()
     for line in text.splitlines():
         key, _, value = line.partition(":")
-        if key.strip() in ("flags", "Features") and CPU_BF16_FLAGS & set(value.split()):
-            return True
-    return False
+        if key.strip() in ("flags", "Features"):
+            return frozenset(value.split())
+    return frozenset()
+
+
+@functools.lru_cache(maxsize=1)
+def _cpuinfo_has_bf16(path: str = "/proc/cpuinfo") -> bool:
+    return bool(CPU_BF16_FLAGS & cpu_flags(path))
 
 
 def native_bf16() -> bool:
@@ -130,6 +152,8 @@ def check_precision(precision: str) -> None:
         raise EmbedError(f"unknown precision `{precision}`; accepted: {', '.join(PRECISIONS)}")
     if precision == "bfloat16" and not native_bf16():
         raise EmbedError(BF16_REFUSED)
+    if precision == "int8" and not _installed("onnxruntime"):
+        raise EmbedError("precision int8 runs on ONNX Runtime: pip install onnxruntime")
 
 
 # Files whose bytes decide the numbers: weights, tokenizer, model config.
@@ -233,7 +257,23 @@ def local_revision(
         except OSError:
             continue
         stamp.append((name, st.st_size, st.st_mtime_ns))
-    return _revision(_cached_digests(str(d.resolve()), tuple(stamp)), recipe_for(precision))
+    recipe = recipe_for(precision)
+    if precision == "int8":  # the quantised graph is part of the recipe: digest its bytes
+        recipe = {**recipe, "graph_sha256": int8_graph_digest(d)}
+    return _revision(_cached_digests(str(d.resolve()), tuple(stamp)), recipe)
+
+
+def int8_graph_digest(model_dir: Path) -> str:
+    """The SHA-256 of this machine's int8 graph of ``model_dir`` (from its record)."""
+    from producer.embedders.onnx_graph import read_record
+
+    record = read_record(model_dir)
+    if record is None or not record.int8_sha256:
+        raise EmbedError(
+            "precision int8 needs this machine's int8 graph of the model: run "
+            "`hql-semantics runtime` first"
+        )
+    return record.int8_sha256
 
 
 def model_dimensions(model_dir: str | os.PathLike[str]) -> int:
@@ -407,6 +447,15 @@ def encoder_runs(
 
 
 class LocalEmbedder:
+    """The local recipe, run by one of two runtimes (``runtime_used`` says which).
+
+    ``runtime``: ``torch`` (the reference), ``onnxruntime`` (a graph exported
+    from the same weights and checked against torch, ``onnx_graph``) or ``auto``
+    (``choose_runtime``). ``prepare``: may a missing graph be made (a build, the
+    setup) or only read (a live query: the app and the MCP server never import
+    torch to make or check one)?
+    """
+
     provider = "local"
 
     def __init__(
@@ -421,6 +470,9 @@ class LocalEmbedder:
         threads: int | None = None,
         batch_size: int = BATCH_SIZE,
         precision: str = DEFAULT_PRECISION,
+        runtime: str = DEFAULT_RUNTIME,
+        prepare: bool = True,
+        graph: Path | None = None,
     ) -> None:
         self.source = source
         self.precision = precision
@@ -431,12 +483,17 @@ class LocalEmbedder:
         self.offline = offline
         self.threads = threads
         self.batch_size = batch_size
-        self._tokenizer = None
-        self._model = None
+        self.runtime = runtime
+        self.prepare = prepare
+        self.graph = graph  # an ONNX graph to run as is (the check of a new one)
+        self.runtime_used: str | None = None  # known once loaded
+        self.runtime_note: str | None = None  # why a graph was not used (said once)
+        self._tokenizer: ModelTokenizer | None = None
+        self._encoder: Encoder | None = None
         self._lock = threading.Lock()
 
     @classmethod
-    def from_spec(cls, spec: EmbedderSpec) -> LocalEmbedder:
+    def from_spec(cls, spec: EmbedderSpec, *, prepare: bool = True) -> LocalEmbedder:
         check_local_spec(spec)
         check_precision(spec.precision)
         kind, where = _source(spec)
@@ -449,10 +506,14 @@ class LocalEmbedder:
             by_id=kind == "hub",
             offline=spec.offline,
             precision=spec.precision,
+            runtime=spec.runtime,
+            prepare=prepare,
         )
 
     @classmethod
-    def packaged(cls, precision: str = DEFAULT_PRECISION) -> LocalEmbedder:
+    def packaged(
+        cls, precision: str = DEFAULT_PRECISION, runtime: str = DEFAULT_RUNTIME
+    ) -> LocalEmbedder:
         d = default_model_dir()
         return cls(
             d,
@@ -460,66 +521,65 @@ class LocalEmbedder:
             local_revision(d, precision),
             model_dimensions(d),
             precision=precision,
+            runtime=runtime,
         )
 
     @property
     def loaded(self) -> bool:
-        return self._model is not None
+        return self._encoder is not None
+
+    @property
+    def _model(self) -> Any:
+        """The torch model (torch runtime only): tests compare with it directly."""
+        return getattr(self._encoder, "model", None)
 
     def load(self) -> None:
-        """Load tokenizer and model once (thread-safe; the app embeds from a worker)."""
-        if self._model is not None:
+        """Load tokenizer and encoder once (thread-safe; the app embeds from a worker)."""
+        if self._encoder is not None:
             return
         with self._lock:
-            if self._model is None:
+            if self._encoder is None:
                 self._load()
 
     def _load(self) -> None:
-        if self.offline:
-            set_offline()
-        try:
-            import torch
-            from transformers import AutoModel, AutoTokenizer
-            from transformers.utils import logging as hf_logging
-        except ImportError:
-            raise EmbedError(
-                "the `local` provider needs `transformers` and `torch` installed; or configure "
-                "the `http` provider, which needs neither"
-            ) from None
-        hf_logging.set_verbosity_error()
-        hf_logging.disable_progress_bar()
-        threads = self.threads or _cpu_count()
-        if torch.get_num_threads() != threads:
-            torch.set_num_threads(threads)
-        kwargs: dict[str, object] = {}
-        if self.by_id:
-            kwargs["revision"] = self.revision
-            if self.offline:
-                kwargs["local_files_only"] = True
+        tokens = None if self.by_id else tokenizer_file(self.source)
+        if self.graph is not None:
+            runtime, graph, note = ORT_NAME, self.graph, None
         else:
-            kwargs["local_files_only"] = True
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(str(self.source), **kwargs)
-            model = AutoModel.from_pretrained(str(self.source), **kwargs)
-        except (OSError, ValueError) as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            hint = " (--offline: only the local Hub cache is read)" if self.offline else ""
-            raise EmbedError(f"cannot load the model `{self.model_id}`{hint}: {first}") from None
-        model.eval()
-        dims = int(model.config.hidden_size)
-        if self.dimensions is not None and dims != self.dimensions:
-            raise EmbedError(
-                f"{self.model_id} computes {dims} dimensions where "
-                f"`dimensions = {self.dimensions}` was declared"
+            runtime, graph, note = choose_runtime(
+                self.runtime, self.precision, self.source, tokens is not None, self.prepare
             )
-        self.dimensions = dims
+        threads = self.threads or _cpu_count()
+        if runtime == ORT_NAME:
+            from producer.embedders.onnx_runtime import OrtEncoder
+
+            assert graph is not None and tokens is not None
+            try:
+                encoder: Encoder = OrtEncoder(graph, threads)
+            except ImportError as exc:
+                raise EmbedError(f"the onnxruntime runtime cannot be loaded: {exc}") from None
+            tokenizer: ModelTokenizer = fast_tokenizer(tokens)
+        else:
+            torch_encoder = TorchEncoder.load(self, threads)
+            encoder = torch_encoder
+            tokenizer = fast_tokenizer(tokens) if tokens else torch_encoder.tokenizer
+        dims = encoder.dimensions
+        if dims is not None:
+            if self.dimensions is not None and dims != self.dimensions:
+                raise EmbedError(
+                    f"{self.model_id} computes {dims} dimensions where "
+                    f"`dimensions = {self.dimensions}` was declared"
+                )
+            self.dimensions = dims
+        self.runtime_note = note
         self._tokenizer = tokenizer
-        self._model = model
+        self.runtime_used = runtime
+        self._encoder = encoder
 
     def _count_tokens(self, text: str) -> int:
         """Tokens of ``text`` with special tokens, counted up to ``MAX_TOKENS + 1``."""
-        ids = self._tokenizer(text, truncation=True, max_length=MAX_TOKENS + 1)["input_ids"]
-        return len(ids)
+        assert self._tokenizer is not None
+        return self._tokenizer.count(text, MAX_TOKENS + 1)
 
     def prefixes(self, texts: Sequence[str]) -> list[str]:
         """Each text cut to what the model reads (``token_prefix``)."""
@@ -534,14 +594,12 @@ class LocalEmbedder:
         until it holds more than ``needed`` tokens, so a huge card costs what its
         first windows cost; the spans are those of the whole text."""
         self.load()
+        assert self._tokenizer is not None
         limit = max(FIRST_PREFIX, needed * 8)
         while True:
             cut = _cut_at_or_before(text, limit) if limit < len(text) else len(text)
             piece = text[:cut] if cut > 0 else text
-            enc = self._tokenizer(
-                piece, add_special_tokens=False, return_offsets_mapping=True, truncation=False
-            )
-            spans = [(int(a), int(b)) for a, b in enc["offset_mapping"]]
+            spans = self._tokenizer.offsets(piece)
             if len(spans) > needed or len(piece) == len(text):
                 return spans[: needed + 1] if len(piece) < len(text) else spans
             limit *= 2
@@ -549,9 +607,10 @@ class LocalEmbedder:
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
         return [len(ids) for ids in self._encode_prefixes(self.prefixes(texts))["input_ids"]]
 
-    def _encode_prefixes(self, prefixes: Sequence[str]) -> Mapping[str, list[list[int]]]:
+    def _encode_prefixes(self, prefixes: Sequence[str]) -> Encoded:
         """Each prefix's model inputs (ids, attention mask, ...), truncated, not padded."""
-        return self._tokenizer(list(prefixes), truncation=True, max_length=MAX_TOKENS)
+        assert self._tokenizer is not None
+        return self._tokenizer.encode(prefixes, MAX_TOKENS)
 
     def embed(self, texts: list[str], on_batch: OnBatch | None = None) -> np.ndarray:
         """Mean-pooled, L2-normalised float32 vectors, rows in the order of ``texts``.
@@ -561,55 +620,254 @@ class LocalEmbedder:
         Each prefix is tokenised once (its length orders the batches, its ids are
         padded per batch). In float32, batches of the same width go through the
         encoder together (``encoder_runs``), and runs go through it side by side
-        on ``encoder_workers`` threads; pooling stays per batch, on this thread.
-        bfloat16 runs one batch a call, one at a time: its numbers depend on the
-        batch's shape.
+        when the runtime's layout says so (``Encoder.workers``); pooling stays per
+        batch, on this thread. bfloat16 runs one batch a call, one at a time: its
+        numbers depend on the batch's shape.
         """
         self.load()
-        import torch
-
+        encoder = self._encoder
+        assert encoder is not None and self._tokenizer is not None
         inputs = self._encode_prefixes(self.prefixes(texts))
         lengths = [len(ids) for ids in inputs["input_ids"]]
         out = np.empty((len(texts), self.dimensions or 0), dtype=np.float32)
         batches = batch_order(lengths, self.batch_size)
         float32 = self.precision == DEFAULT_PRECISION
         runs = encoder_runs(batches, lengths, RUN_TOKENS if float32 else 0)
+        pad_id = self._tokenizer.pad_id
 
-        def padded(run: list[Sequence[int]]) -> Mapping[str, torch.Tensor]:
-            rows = [i for batch in run for i in batch]
-            return self._tokenizer.pad(
-                {key: [values[i] for i in rows] for key, values in inputs.items()},
-                padding=True,
-                return_tensors="pt",
-            )
+        def padded(run: list[Sequence[int]]) -> Mapping[str, np.ndarray]:
+            return pad_rows(inputs, [i for batch in run for i in batch], pad_id)
 
-        def forward(enc: Mapping[str, torch.Tensor]) -> torch.Tensor:
-            with torch.inference_mode():
-                if self.precision == "bfloat16":
-                    with torch.autocast("cpu", dtype=torch.bfloat16):
-                        hidden = self._model(**enc).last_hidden_state
-                    return hidden.float()  # pooling and normalising stay in float32
-                return self._model(**enc).last_hidden_state
-
-        threads = self.threads or _cpu_count()
-        workers = encoder_workers(len(runs), threads) if float32 else 1
+        workers = encoder.workers(len(runs), self.threads or _cpu_count()) if float32 else 1
         done = 0
-        for run, enc, hidden in _in_order(runs, padded, forward, workers, threads):
-            with torch.inference_mode():
-                start = 0
-                for idx in run:
-                    part = slice(start, start + len(idx))
-                    start += len(idx)
-                    mask = enc["attention_mask"][part].unsqueeze(-1).to(hidden.dtype)
-                    pooled = (hidden[part] * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
-                    pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
-                    out[idx] = pooled.cpu().numpy()
-                    done += len(idx)
-                    if on_batch is not None:
-                        on_batch(done)
-            del enc, hidden, mask, pooled
+        for run, enc, hidden in _in_order(runs, padded, encoder, workers):
+            start = 0
+            for idx in run:
+                part = slice(start, start + len(idx))
+                start += len(idx)
+                out[idx] = encoder.pool(hidden[part], enc["attention_mask"][part])
+                done += len(idx)
+                if on_batch is not None:
+                    on_batch(done)
+            del enc, hidden
             release_freed_memory()
         return out
+
+
+class Encoder(Protocol):
+    """A runtime's forward pass and pooling (``TorchEncoder``, ``onnx_runtime.OrtEncoder``)."""
+
+    name: str
+
+    @property
+    def dimensions(self) -> int | None: ...
+
+    def forward(self, enc: Mapping[str, np.ndarray]) -> Any:
+        """The last hidden state of a padded batch."""
+        ...
+
+    def pool(self, hidden: Any, mask: np.ndarray) -> np.ndarray:
+        """Rows of ``hidden`` mean-pooled over ``mask`` and L2-normalised, float32."""
+        ...
+
+    def workers(self, runs: int, threads: int) -> int:
+        """How many encoder calls run side by side for ``runs`` runs on ``threads``."""
+        ...
+
+    def side_by_side(self) -> ContextManager[None]:
+        """The layout for calls side by side (entered only when ``workers`` > 1)."""
+        ...
+
+
+def _import_torch() -> tuple[Any, Any, Any, Any]:
+    """torch, AutoModel, AutoTokenizer and transformers' logging.
+
+    Imported under a process-wide lock, and tried twice: a thread importing
+    torch or transformers while another thread is half-way through importing
+    them (the app answers queries from worker threads, and a cancelled query's
+    thread runs on) can fail with an ImportError from a partially initialised
+    module. That once read "needs `transformers` and `torch` installed" while
+    both were; the second try, after the other import finished, succeeds. A
+    failure left after that names the import that actually failed."""
+    with _IMPORT_LOCK:
+        for attempt in (1, 2):
+            try:
+                import torch
+                from transformers import AutoModel, AutoTokenizer
+                from transformers.utils import logging as hf_logging
+            except ImportError as exc:
+                if attempt == 1 and _installed("torch") and _installed("transformers"):
+                    continue
+                raise EmbedError(
+                    f"the `local` provider's torch runtime could not be imported ({exc}); it "
+                    "needs `transformers` and `torch` installed, or configure the `http` "
+                    "provider, which needs neither"
+                ) from None
+            return torch, AutoModel, AutoTokenizer, hf_logging
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _installed(package: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+_IMPORT_LOCK = threading.Lock()
+
+
+class TorchEncoder:
+    """The reference runtime: transformers' model in torch eager mode.
+
+    Layout: calls side by side, one torch thread each (``encoder_workers``)."""
+
+    name = TORCH_NAME
+
+    def __init__(self, model: Any, tokenizer: ModelTokenizer, precision: str, threads: int):
+        import inspect
+
+        self.model = model
+        self.tokenizer = tokenizer
+        self.precision = precision
+        self.threads = threads
+        self._inputs = set(inspect.signature(model.forward).parameters)
+        self.dimensions = int(model.config.hidden_size)
+
+    @classmethod
+    def load(cls, owner: LocalEmbedder, threads: int) -> TorchEncoder:
+        if owner.offline:
+            set_offline()
+        torch, AutoModel, AutoTokenizer, hf_logging = _import_torch()
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+        kwargs: dict[str, object] = {}
+        if owner.by_id:
+            kwargs["revision"] = owner.revision
+            if owner.offline:
+                kwargs["local_files_only"] = True
+        else:
+            kwargs["local_files_only"] = True
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(str(owner.source), **kwargs)
+            model = AutoModel.from_pretrained(str(owner.source), **kwargs)
+        except (OSError, ValueError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            hint = " (--offline: only the local Hub cache is read)" if owner.offline else ""
+            raise EmbedError(f"cannot load the model `{owner.model_id}`{hint}: {first}") from None
+        model.eval()
+        return cls(model, TransformersTokenizer(tokenizer), owner.precision, threads)
+
+    def forward(self, enc: Mapping[str, np.ndarray]) -> Any:
+        import torch
+
+        feed = {k: torch.from_numpy(v) for k, v in enc.items() if k in self._inputs}
+        with torch.inference_mode():
+            if self.precision == "bfloat16":
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    hidden = self.model(**feed).last_hidden_state
+                return hidden.float()  # pooling and normalising stay in float32
+            return self.model(**feed).last_hidden_state
+
+    @staticmethod
+    def pool(hidden: Any, mask: np.ndarray) -> np.ndarray:
+        import torch
+
+        with torch.inference_mode():
+            weights = torch.from_numpy(mask).unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(pooled, p=2, dim=1).cpu().numpy()
+
+    def workers(self, runs: int, threads: int) -> int:
+        return encoder_workers(runs, threads)
+
+    @contextlib.contextmanager
+    def side_by_side(self) -> Iterator[None]:
+        """torch's thread count is the process's: 1 for the while, then restored."""
+        import torch
+
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
+
+
+def choose_runtime(
+    requested: str, precision: str, model_dir: Path | str, has_tokenizer_json: bool, prepare: bool
+) -> tuple[str, Path | None, str | None]:
+    """(runtime, graph, note): which runtime embeds, its graph, and why a graph just
+    made was not used when ``auto`` fell back to torch (said once: by the build that
+    made it; later loads read the record and say nothing).
+
+    * ``int8``: its graph on onnxruntime, or a refusal;
+    * ``torch``, a precision other than float32, a model by Hub id or without a
+      ``tokenizer.json``: torch (``onnxruntime`` asked for such a model is refused);
+    * otherwise the graph's record: made first only when ``onnxruntime`` is asked
+      for by a build (``prepare``); ``auto`` only reads it (the setup made it), so
+      no build times anything or waits for an export. A graph that failed its
+      check is never used (``onnxruntime`` asked for is refused);
+    * ``auto``: no record yet, torch; for a build, the record's ``auto``
+      (``AUTO_RULE``); for a live query, onnxruntime whenever the graph passed (no
+      torch to load).
+    """
+    if precision == "int8":
+        if requested == TORCH_NAME or not has_tokenizer_json:
+            raise EmbedError(
+                "precision int8 runs on ONNX Runtime, from a model directory with a "
+                "tokenizer.json"
+            )
+        from producer.embedders import onnx_graph
+
+        record = (onnx_graph.prepare_graph(model_dir)[0] if prepare
+                  else onnx_graph.read_record(model_dir))
+        if record is None or not record.int8_sha256:
+            why = record.reason if record is not None and record.reason else "none was made"
+            raise EmbedError(f"precision int8 needs this machine's int8 graph ({why})")
+        return ORT_NAME, record.int8_graph, None
+    if requested == TORCH_NAME or precision != DEFAULT_PRECISION:
+        if requested == ORT_NAME:
+            raise EmbedError(f"the onnxruntime runtime computes float32 only, not {precision}")
+        return TORCH_NAME, None, None
+    if not has_tokenizer_json:
+        if requested == ORT_NAME:
+            raise EmbedError(
+                "the onnxruntime runtime needs a model read from files with a tokenizer.json; "
+                'this one runs on torch (runtime = "torch" or "auto")'
+            )
+        return TORCH_NAME, None, None
+    from producer.embedders import onnx_graph
+
+    if prepare and requested == ORT_NAME:
+        record, made = onnx_graph.prepare_graph(model_dir)
+    else:
+        record, made = onnx_graph.read_record(model_dir), False
+    if record is None:  # no setup yet: `auto` runs torch until `hql-semantics runtime` has run
+        if requested == ORT_NAME:
+            raise EmbedError(
+                "no ONNX graph has been made for this model on this machine yet: run "
+                "`hql-semantics runtime` (the setup does) first"
+            )
+        return TORCH_NAME, None, None
+    if not record.passed:
+        why = f"its ONNX graph is not used: {record.reason}"
+        if requested == ORT_NAME:
+            raise EmbedError(f"the onnxruntime runtime cannot be used: {why}")
+        return TORCH_NAME, None, why if made else None
+    if requested == ORT_NAME or not prepare or record.auto == ORT_NAME:
+        try:
+            import onnxruntime  # noqa: F401
+        except ImportError as exc:
+            if requested == ORT_NAME:
+                raise EmbedError(f"the onnxruntime runtime cannot be imported: {exc}") from None
+            return TORCH_NAME, None, f"onnxruntime cannot be imported: {exc}"
+        return ORT_NAME, record.graph, None
+    return TORCH_NAME, None, None
 
 
 def encoder_workers(runs: int, threads: int) -> int:
@@ -624,16 +882,14 @@ def encoder_workers(runs: int, threads: int) -> int:
 
 def _in_order(
     runs: Sequence[list[Sequence[int]]],
-    padded: Callable[[list[Sequence[int]]], Mapping[str, object]],
-    forward: Callable[[Mapping[str, object]], object],
+    padded: Callable[[list[Sequence[int]]], Mapping[str, np.ndarray]],
+    encoder: Encoder,
     workers: int,
-    threads: int,
-) -> Iterator[tuple[list[Sequence[int]], Mapping[str, object], object]]:
+) -> Iterator[tuple[list[Sequence[int]], Mapping[str, np.ndarray], Any]]:
     """(run, its inputs, its hidden states) for each run, in order.
 
-    With ``workers`` > 1, up to ``workers`` runs are in the encoder at once, each
-    on one torch thread (torch's thread count is the process's, so it is set to 1
-    for the while and restored); at most ``workers`` results wait, so memory stays
+    With ``workers`` > 1, up to ``workers`` runs are in the encoder at once, in the
+    encoder's side-by-side layout; at most ``workers`` results wait, so memory stays
     that of ``workers`` runs. A run gives the same bits on whichever worker takes
     it; one call on several threads may differ from it in the last bits where the
     CPU's kernels split a product by thread count (AVX-512/AMX: up to 1.6e-7), within
@@ -641,35 +897,31 @@ def _in_order(
     if workers <= 1:
         for run in runs:
             enc = padded(run)
-            yield run, enc, forward(enc)
+            yield run, enc, encoder.forward(enc)
         return
     from concurrent.futures import Future, ThreadPoolExecutor
 
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hql-encoder")
-    try:
-        pending: deque[tuple[list[Sequence[int]], Mapping[str, object], Future]] = deque()
-        todo = iter(runs)
-        for run in todo:
-            enc = padded(run)
-            pending.append((run, enc, pool.submit(forward, enc)))
-            if len(pending) == workers:
-                break
-        while pending:
-            run, enc, future = pending.popleft()
-            hidden = future.result()
-            nxt = next(todo, None)
-            if nxt is not None:
-                nenc = padded(nxt)
-                pending.append((nxt, nenc, pool.submit(forward, nenc)))
-            yield run, enc, hidden
-            del run, enc, hidden
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        torch.set_num_threads(before)
+    with encoder.side_by_side():
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hql-encoder")
+        try:
+            pending: deque[tuple[list[Sequence[int]], Mapping[str, np.ndarray], Future]] = deque()
+            todo = iter(runs)
+            for run in todo:
+                enc = padded(run)
+                pending.append((run, enc, pool.submit(encoder.forward, enc)))
+                if len(pending) == workers:
+                    break
+            while pending:
+                run, enc, future = pending.popleft()
+                hidden = future.result()
+                nxt = next(todo, None)
+                if nxt is not None:
+                    nenc = padded(nxt)
+                    pending.append((nxt, nenc, pool.submit(encoder.forward, nenc)))
+                yield run, enc, hidden
+                del run, enc, hidden
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 @functools.lru_cache(maxsize=1)
@@ -698,10 +950,33 @@ def _cpu_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-@functools.lru_cache(maxsize=len(PRECISIONS))
-def packaged_embedder(precision: str = DEFAULT_PRECISION) -> LocalEmbedder:
-    """One shared embedder for the packaged model per precision (loaded on first ``embed``)."""
-    return LocalEmbedder.packaged(precision)
+@functools.lru_cache(maxsize=2 * len(PRECISIONS) * len(RUNTIMES))
+def packaged_embedder(
+    precision: str = DEFAULT_PRECISION, runtime: str = DEFAULT_RUNTIME, live: bool = False
+) -> LocalEmbedder:
+    """One shared embedder for the packaged model per precision, runtime and use (loaded
+    on first ``embed``); ``live`` reads the ONNX graph but never makes one."""
+    embedder = LocalEmbedder.packaged(precision, runtime)
+    embedder.prepare = not live
+    return embedder
+
+
+def warm_graph(model_dir: Path | None = None) -> bool:
+    """Load this machine's ONNX graph of the model (default: the packaged one) and its
+    tokenizer now, if the graph passed its check, so the first live query does not
+    wait for them. Reads the record only: never exports, never imports torch.
+    True when something was loaded."""
+    from producer.embedders.onnx_graph import read_record
+    from producer.embedders.onnx_runtime import open_session
+
+    d = model_dir or default_model_dir()
+    tokens = tokenizer_file(d)
+    record = read_record(d) if tokens is not None else None
+    if record is None or not record.passed or tokens is None:
+        return False
+    fast_tokenizer(tokens)
+    open_session(record.graph, _cpu_count())
+    return True
 
 
 def embed_local_query(text: str) -> np.ndarray:
@@ -712,4 +987,4 @@ def embed_local_query(text: str) -> np.ndarray:
     """
     from producer.embedders import embed_query
 
-    return embed_query(packaged_embedder(), text)
+    return embed_query(packaged_embedder(live=True), text)
