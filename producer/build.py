@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 from producer.card_digests import CardDigest, DigestCache, card_parts, digest_vault
-from producer.config import ConfigError, load_config
+from producer.config import ConfigError, load_producer_config
 from producer.embedders import (
     Embedder,
     EmbedderSpec,
@@ -190,7 +190,7 @@ def build(
     problem = vault_problem(options.vault)
     if problem:
         raise BuildError(problem, "name an existing vault directory with --vault")
-    config = load_config(root)
+    config = load_producer_config(root)
     spec = resolve_spec(options, config)
     check_spec(spec, environ)  # e.g. an unset key variable: before any card is read
     out = resolve_out(options, config)

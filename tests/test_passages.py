@@ -8,20 +8,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hqltui.core import passages as passages_module
-from hqltui.core.passages import (
+from hqltui.core.int8_codes import (
+    CODE_MAX,
     Codes,
-    code_dots,
-    exact_dots,
-    fine_dots,
     first_stage_error,
     held_codes,
     quantise,
-    query_codes,
     query_planes,
     second_stage_error,
     two_planes,
 )
+from hqltui.core.passage_scores import exact_dots, fine_dots
 from hqltui.core.ranking import rank
 from hqltui.core.session import Session
 from producer.build import BuildOptions, build
@@ -39,6 +36,7 @@ from producer.index import (
 from producer.passages import DEFAULT_RECIPE, Recipe, cut_windows, passage_text
 from producer.vault import load_vault
 from producer.verify import format_inspect, inspect, verify
+from tests.helpers.int8_reference import code_dots, query_codes
 from tests.retrieval_helpers import unit, write_vault
 
 STAMP = "2026-01-01T00:00:00+00:00"
@@ -474,4 +472,4 @@ def test_int8_codes_are_within_half_a_step_and_a_zero_row_widens_nothing() -> No
     assert np.allclose(error, np.linalg.norm(back - rows, axis=1))
     assert np.allclose(length, np.linalg.norm(back, axis=1))
     assert scale[-1] == 0.0 and error[-1] == 0.0 and np.all(scale[:-1] > 0)
-    assert np.all(np.abs(codes[:-1]).max(axis=1) == passages_module.CODE_MAX)
+    assert np.all(np.abs(codes[:-1]).max(axis=1) == CODE_MAX)

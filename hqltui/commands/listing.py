@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from hqltui.core.config import AppConfig, load_config
+from hqltui.core.config import AppConfig, load_app_config
 from hqltui.core.oneline import link_target
 from producer.parse_cache import ParseCache
 from producer.terminal import shown
@@ -50,7 +50,7 @@ def list_vault(root: str) -> int:
     except (NotADirectoryError, FileNotFoundError) as exc:
         print(f"hql-tui: {shown(exc)}", file=sys.stderr)
         return 1
-    config = load_config(root)
+    config = load_app_config(root)
     out: list[str] = []
     kind = "HMD vault" if vault.is_hmd else "not an HMD vault (no .hmd/)"
     count = len(vault.cards)

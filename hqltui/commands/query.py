@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from hqltui.commands.common import Parser, positive_int, refusal_lines, refuse, run_command
-from hqltui.core.arms import HYBRID, LEXICAL_ARMS
+from hqltui.core.names import HYBRID, LEXICAL_ARMS
 from hqltui.core.results import MODES, all_warnings, rankings, rankings_json, search_refusal
 from producer.terminal import shown
 

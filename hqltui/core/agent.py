@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from hqltui.core import snippets
-from hqltui.core.arms import RANKINGS
+from hqltui.core.names import RANKINGS
 from hqltui.core.ranking import Passage
 from hqltui.core.results import ALL, rankings, rankings_json, search_refusal
 

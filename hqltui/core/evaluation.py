@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hqltui.core.arms import ARMS, HYBRID, LEXICAL_ARMS, SEMANTIC_ARMS
+from hqltui.core.arms import ARMS
 from hqltui.core.fusion import FusionConfig
+from hqltui.core.names import HYBRID, LEXICAL_ARMS, SEMANTIC_ARMS
 from producer.tomlfile import TomlFileError, read_toml
 
 DEPTH = 10

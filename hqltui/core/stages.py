@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from hqltui.core.arms import ARMS, LEXICAL_ARMS
+from hqltui.core.arms import ARMS
+from hqltui.core.names import LEXICAL_ARMS
 from hqltui.core.ranking import Refusal, arm_failure
 
 T = TypeVar("T")

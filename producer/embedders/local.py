@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from producer.config import DEFAULT_PRECISION, PRECISIONS
+from producer.cpus import usable_cpus
 from producer.embedders import EmbedderSpec, EmbedError, OnBatch
 
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -488,7 +489,7 @@ class LocalEmbedder:
             ) from None
         hf_logging.set_verbosity_error()
         hf_logging.disable_progress_bar()
-        threads = self.threads or _cpu_count()
+        threads = self.threads or usable_cpus()
         if torch.get_num_threads() != threads:
             torch.set_num_threads(threads)
         kwargs: dict[str, object] = {}
@@ -591,7 +592,7 @@ class LocalEmbedder:
                     return hidden.float()  # pooling and normalising stay in float32
                 return self._model(**enc).last_hidden_state
 
-        threads = self.threads or _cpu_count()
+        threads = self.threads or usable_cpus()
         workers = encoder_workers(len(runs), threads) if float32 else 1
         done = 0
         for run, enc, hidden in _in_order(runs, padded, forward, workers, threads):
@@ -687,13 +688,6 @@ def release_freed_memory() -> None:
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
-
-
-def _cpu_count() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
 
 
 @functools.lru_cache(maxsize=len(PRECISIONS))

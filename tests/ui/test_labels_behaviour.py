@@ -212,7 +212,7 @@ async def test_enter_on_a_query_still_being_answered_lands_on_its_column(make_ap
 
 
 async def test_tune_runs_as_a_job_and_writes_search_only_when_confirmed(make_app, birds: Path):
-    from hqltui.core.config import load_config
+    from hqltui.core.config import load_app_config
     from hqltui.ui.screens.confirm import ConfirmScreen
 
     before = (birds / "hql.toml").read_text(encoding="utf-8")
@@ -239,7 +239,7 @@ async def test_tune_runs_as_a_job_and_writes_search_only_when_confirmed(make_app
         await settle(pilot)
         await pilot.press("y")
         await settle(pilot)
-    search = load_config(birds).search
+    search = load_app_config(birds).search
     assert search.fusion == result.best.config.method
     assert (birds / "hql.toml").read_text(encoding="utf-8").startswith(before)
 
