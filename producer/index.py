@@ -349,6 +349,15 @@ def aside_path(path: str | os.PathLike[str], now: datetime | None = None) -> Pat
     return p.with_name(f"{p.name}.unreadable-{stamp}")
 
 
+def move_aside(path: str | os.PathLike[str], aside: str | os.PathLike[str]) -> None:
+    """Move an unreadable index to ``aside`` (``aside_path``), never over a file already
+    there: nothing is deleted. ``OSError`` (``FileExistsError`` for a taken name)."""
+    target = Path(aside)
+    if target.exists():
+        raise FileExistsError(f"{target} already exists")
+    Path(path).rename(target)
+
+
 def connect_readonly(path: str | os.PathLike[str], *, shared: bool = False) -> sqlite3.Connection:
     """Open an index read-only (never creates a file, never writes). A lock held by
     another process is waited for up to ``LOCK_WAIT_SECONDS``, then ``IndexBusy``.

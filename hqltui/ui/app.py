@@ -29,9 +29,9 @@ from hqltui.core.names import DEFAULT_LEXICAL, FUSIONS, LEXICAL_ARMS, LEXICAL_CH
 from hqltui.ui import messages, views
 from hqltui.ui.controllers.engine import EngineController
 from hqltui.ui.controllers.jobs import JobsController
-from hqltui.ui.controllers.labels import LabelsController
 from hqltui.ui.controllers.query import QueryController
 from hqltui.ui.controllers.session import SessionController, SessionFactory
+from hqltui.ui.controllers.workbench import WorkbenchController
 from hqltui.ui.keys import BINDINGS, user_keys
 from hqltui.ui.marks import Marks
 from hqltui.ui.palette import Palette
@@ -49,7 +49,6 @@ if TYPE_CHECKING:
     from textual.command import Provider
 
     from hqltui.core.session import Answer, Session
-    from hqltui.ui.screens.labelled import LabelledScreen
     from hqltui.ui.state import PartialAnswer
     from producer.vault import Card
 
@@ -110,7 +109,7 @@ class HqlApp(App[int]):
         self.jobs, self.job_factories, self.last_job_events = (jobs.jobs, jobs.factories,
                                                                jobs.last_events)
         self.running_jobs, self.show_job_event = jobs.running, jobs.show_event
-        self.labels_ctl = LabelsController()
+        self.workbench = WorkbenchController(self, self.vault_path, self._reload)
         self._arm_initialised = False
         self._submit_pending = False  # a query submitted while the session was preparing
         self._preparing_arm: str | None = None  # the lexical arm a prepare worker makes
@@ -185,7 +184,7 @@ class HqlApp(App[int]):
     def _theme_changed(self, _theme: object) -> None:
         self.palette = Palette.from_variables(self.get_css_variables())
         if self.state.session is not None:
-            self._paint(cards=True)
+            self.paint(cards=True)
 
     def on_unmount(self) -> None:
         self.engine.stop()
@@ -215,7 +214,7 @@ class HqlApp(App[int]):
         self.sessions.baseline(self.state.index_file)
         self._preparing_arm = None
         self.state = replace(self.state, preparing=session.pending_step(self.lexical))
-        self._paint(cards=True, columns=False)
+        self.paint(cards=True, columns=False)
         self.engine.check(self.state.session)
         if message.reason != "start":
             self.notify("vault reloaded", timeout=2)
@@ -265,7 +264,7 @@ class HqlApp(App[int]):
             return
         if summary.state == "opening":
             self.state = loaded(self.state, session)
-            self._paint(cards=True, columns=False)
+            self.paint(cards=True, columns=False)
 
     def _ranking_ready(self) -> None:
         """The columns can rank: answer the query typed meanwhile, or invite one."""
@@ -362,7 +361,7 @@ class HqlApp(App[int]):
             # Edited in another window: the marks and metrics follow the file.
             state = replace(state, labels=load_labels(labels.path, pending_of(labels)))
         self.state = state
-        self._paint(detail_later=True)
+        self.paint(detail_later=True)
         if not partial:
             self.call_after_refresh(self.marks.answer_painted, self.marks.answer_shown(), text)
 
@@ -406,7 +405,7 @@ class HqlApp(App[int]):
         self.state = replace(self.state, snippets=not self.state.snippets)
         self.notify(f"passage snippets: {'on' if self.state.snippets else 'off'}", timeout=2)
         if self.state.answer is not None:
-            self._paint()
+            self.paint()
 
     @on(RankingColumn.Selected)
     @on(CardList.Selected)
@@ -426,174 +425,34 @@ class HqlApp(App[int]):
             self.main.select(name, source)
             self.main.show_detail(views.detail_pane(self.state, self.palette))
 
-    # ------------------------------------------------------------- labelling
+    # ------------------------------------------- the workbench (its controller)
 
     def action_label(self, what: str) -> None:
-        """Toggle the selected card relevant / a decoy for the query, or cycle its kind."""
-        done = self.labels_ctl.label(self.state.labels, self.state.labelled_text,
-                                     self.state.selected, what)
-        self._labelled(done)
+        self.workbench.label(what)
 
     def action_label_undo(self) -> None:
-        self._labelled(self.labels_ctl.undo_last(self.state.labels))
-
-    def _labelled(self, done: Any) -> None:
-        if done.labels is not None:
-            self.state = replace(self.state, labels=done.labels)
-            self._paint()
-        self.notify(done.notice, severity=done.severity,
-                    timeout=8 if done.severity == "error" else 3)
-
-    def _labelled_screen(self) -> LabelledScreen | None:
-        """The labelled-queries screen when it is on top (its module loads with it)."""
-        from hqltui.ui.screens.labelled import LabelledScreen
-
-        return self.screen if isinstance(self.screen, LabelledScreen) else None
+        self.workbench.undo()
 
     def action_labelled(self) -> None:
-        """The labelled-queries screen, scored in a worker on the session on screen."""
-        from hqltui.ui.screens.labelled import LabelledScreen
-
-        if isinstance(self.screen, LabelledScreen):
-            return
-        session, labels = self.state.session, self.state.labels
-        if session is None or labels is None:
-            self.notify("the vault is not loaded yet", severity="warning", timeout=3)
-            return
-        if labels.error:
-            self.notify(labels.error, severity="error", timeout=8)
-            return
-        queries = labels.labelled()
-        if not queries:
-            self.notify(f"no labelled queries yet in {labels.path.name}: mark a relevant card "
-                        f"for a query with {self.keys.hint('main.label-relevant')}",
-                        severity="warning", timeout=5)
-            return
-        title, waiting = views.labelled_title(labels, len(queries), self.palette)
-        self.push_screen(LabelledScreen(title, waiting), self._labelled_closed)
-        lexical = session.search.lexical
-
-        def score() -> None:
-            from textual.worker import get_current_worker
-
-            from hqltui.core.evaluation import evaluate
-
-            worker = get_current_worker()
-            report = evaluate(session, queries, cancelled=lambda: worker.is_cancelled)
-            if not worker.is_cancelled:
-                self.post_message(messages.LabelsScored(report, lexical))
-
-        self.run_worker(score, name="labelled queries", group="labels", exclusive=True,
-                        thread=True, exit_on_error=False)
+        self.workbench.open()
 
     def on_labels_scored(self, message: messages.LabelsScored) -> None:
-        if (screen := self._labelled_screen()) is not None:
-            screen.show_report(message.report, message.lexical, self.palette)
-
-    # ------------------------------------------------------------------ tune
+        self.workbench.scored(message)
 
     def action_tune_labels(self) -> None:
-        """``tune`` on the labels as a job: progress on the labelled-queries screen,
-        cancellable, its table at the end; writing ``[search]`` is asked for apart."""
-        from hqltui.core.tune import TooFewQueries, fold_count
-        from hqltui.ui import labelled_views
-
-        screen, session, labels = self._labelled_screen(), self.state.session, self.state.labels
-        if screen is None or session is None or labels is None:
-            return
-        if any(w.group == "tune" and not w.is_finished for w in self.workers):
-            self.notify("tune is already running", severity="warning", timeout=3)
-            return
-        queries = labels.labelled()
-        try:
-            fold_count(queries, None)
-        except TooFewQueries as exc:
-            screen.show_tune(Text(f"tune: {exc}", style=self.palette.error))
-            return
-        self.tune_result = None
-        cancel = self.keys.hint("labelled.tune-cancel")
-        screen.show_tune(labelled_views.tune_progress(0, 1, cancel, self.palette))
-
-        def run() -> None:
-            from textual.worker import get_current_worker
-
-            from hqltui.core.tune import tune
-
-            worker = get_current_worker()
-            result = tune(session, queries,
-                          progress=lambda d, t: self.post_message(messages.TuneProgress(d, t)),
-                          cancelled=lambda: worker.is_cancelled)
-            self.post_message(messages.TuneDone(result))
-
-        self.run_worker(run, name="tune", group="tune", exclusive=True, thread=True,
-                        exit_on_error=False)
+        self.workbench.tune()
 
     def on_tune_progress(self, message: messages.TuneProgress) -> None:
-        from hqltui.ui import labelled_views
-
-        if (screen := self._labelled_screen()) is not None:
-            cancel = self.keys.hint("labelled.tune-cancel")
-            screen.show_tune(labelled_views.tune_progress(message.done, message.total,
-                                                          cancel, self.palette))
+        self.workbench.progress(message)
 
     def on_tune_done(self, message: messages.TuneDone) -> None:
-        from hqltui.ui import labelled_views
-
-        self.tune_result = message.result
-        if (screen := self._labelled_screen()) is not None:
-            screen.show_tune(labelled_views.tune_table(
-                message.result, self.keys.hint("labelled.tune-write"), self.palette))
+        self.workbench.done(message)
 
     def action_tune_cancel(self) -> None:
-        if any(w.group == "tune" and not w.is_finished for w in self.workers):
-            self.workers.cancel_group(self, "tune")
-            self.notify("tune cancelled: [search] is as it was", timeout=3)
+        self.workbench.cancel()
 
     def action_tune_write(self) -> None:
-        """tune's best fusion into hql.toml's [search], after a confirmation showing it."""
-        from hqltui.core.configure import preview_search, write_search
-        from hqltui.core.tune import search_settings
-        from hqltui.ui.screens.confirm import ConfirmScreen
-        from producer.config import ConfigError
-
-        result = getattr(self, "tune_result", None)
-        best = result.best if result is not None else None
-        if best is None:
-            self.notify(f"run tune first ({self.keys.hint('labelled.tune')})",
-                        severity="warning", timeout=3)
-            return
-        settings = search_settings(best.config)
-        try:
-            before, after = preview_search(self.vault_path, settings)
-        except ConfigError as exc:
-            self.notify(str(exc), severity="error", timeout=8)
-            return
-        changed = [line for line in after.splitlines() if line not in before.splitlines()]
-        body = Text("\n".join(changed) or "(no change)")
-
-        def answered(yes: bool | None) -> None:
-            if not yes:
-                return
-            try:
-                file = write_search(self.vault_path, settings)
-            except ConfigError as exc:
-                self.notify(str(exc), severity="error", timeout=8)
-                return
-            self.notify(f"wrote {best.config.label()} to {file.name}'s [search]", timeout=4)
-            self._reload("key")
-
-        keys = (self.keys.hint("confirm.yes"), self.keys.hint("confirm.no"))
-        self.push_screen(ConfirmScreen(f"write {best.config.label()} to hql.toml's [search]?",
-                                       body, yes="write", no="keep", keys=keys), answered)
-
-    def _labelled_closed(self, text: str | None) -> None:
-        self.workers.cancel_group(self, "labels")
-        self.workers.cancel_group(self, "tune")
-        if text:
-            query = self.main.query_one(QueryInput)
-            query.value = text
-            query.cursor_position = len(text)
-            self.main.action_focus_column("hybrid")
+        self.workbench.write()
 
     # -------------------------------------------------------------- actions
 
@@ -677,7 +536,7 @@ class HqlApp(App[int]):
         if self.is_running and self.state.session is not None:
             self._paint_status()
 
-    def _paint(self, cards: bool = False, columns: bool = True,
+    def paint(self, cards: bool = False, columns: bool = True,
                detail_later: bool = False) -> None:
         if cards:
             self._paint_status()

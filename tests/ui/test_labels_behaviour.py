@@ -225,7 +225,7 @@ async def test_tune_runs_as_a_job_and_writes_search_only_when_confirmed(make_app
         await pilot.press("t")
         await settle(pilot)
         await settle(pilot)
-        result = app.tune_result
+        result = app.workbench.tune_result
         assert result is not None and not result.cancelled and result.rows
         shown = _plain(app.screen.tune_shown)
         assert result.best.config.label() in shown and "w writes" in shown

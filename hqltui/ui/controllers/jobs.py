@@ -267,10 +267,10 @@ class JobsController:
         if not yes:
             self.app.notify(f"{shown(str(out))}: left as it is; no build", timeout=3)
             return
+        from producer.index import move_aside
+
         try:
-            if aside.exists():
-                raise FileExistsError(f"{aside} already exists")
-            out.rename(aside)
+            move_aside(out, aside)
         except OSError as exc:
             self.app.notify(f"{shown(str(out))}: not moved ({shown(str(exc))})",
                             severity="error", timeout=8)
