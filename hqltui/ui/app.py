@@ -30,6 +30,8 @@ from hqltui.ui import messages, views
 from hqltui.ui.controllers.engine import EngineController
 from hqltui.ui.controllers.jobs import JobsController
 from hqltui.ui.controllers.query import QueryController
+from hqltui.ui.controllers.readiness import ReadinessController
+from hqltui.ui.controllers.screens import ScreensController
 from hqltui.ui.controllers.session import SessionController, SessionFactory
 from hqltui.ui.controllers.workbench import WorkbenchController
 from hqltui.ui.keys import BINDINGS, user_keys
@@ -37,7 +39,7 @@ from hqltui.ui.marks import Marks
 from hqltui.ui.palette import Palette
 from hqltui.ui.screens.help import every_table
 from hqltui.ui.screens.main import MainScreen
-from hqltui.ui.state import ScreenState, default_arm, loaded, with_answer
+from hqltui.ui.state import ScreenState, with_answer
 from hqltui.ui.widgets.cards import CardList
 from hqltui.ui.widgets.engine import EngineRow
 from hqltui.ui.widgets.jobs import JobsPanel
@@ -50,7 +52,6 @@ if TYPE_CHECKING:
 
     from hqltui.core.session import Answer, Session
     from hqltui.ui.state import PartialAnswer
-    from producer.vault import Card
 
 Clock = Callable[[], datetime]
 
@@ -110,9 +111,8 @@ class HqlApp(App[int]):
                                                                jobs.last_events)
         self.running_jobs, self.show_job_event = jobs.running, jobs.show_event
         self.workbench = WorkbenchController(self, self.vault_path, self._reload)
-        self._arm_initialised = False
-        self._submit_pending = False  # a query submitted while the session was preparing
-        self._preparing_arm: str | None = None  # the lexical arm a prepare worker makes
+        self.readiness = ReadinessController(self)
+        self.screens = ScreensController(self)
 
     # The state on screen, as tests and the benchmarks read it.
     @property
@@ -192,108 +192,27 @@ class HqlApp(App[int]):
 
     # -------------------------------------------------------------- session
 
+    # The load's messages: what they change on screen is the readiness controller's.
     def on_session_loaded(self, message: messages.SessionLoaded) -> None:
-        """The cards are known: draw the card list, header and warnings now; the columns
-        rank once the session is ready for the lexical arm (``_ranking_ready``)."""
-        if not self.is_running:
-            return  # shutting down: the screen's widgets are already being pruned
-        first = self.state.session is None
-        session = message.session
-        from hqltui.core.labels import vault_labels  # loaded with the session (its config)
-
-        self.state = loaded(self.state, session)
-        self.state = replace(self.state,
-                             labels=vault_labels(session.config, self.state.labels))
-        if not self._arm_initialised:  # [search] lexical, until F2 or the palette switch
-            self._arm_initialised = True
-            self.set_reactive(HqlApp.lexical, default_arm(session))
-            self.state = replace(self.state, lexical=self.lexical)
-        history = self.sessions.history
-        if first and history is not None:
-            self.main.query_one(QueryInput).set_history(history.entries)
-        self.sessions.baseline(self.state.index_file)
-        self._preparing_arm = None
-        self.state = replace(self.state, preparing=session.pending_step(self.lexical))
-        self.paint(cards=True, columns=False)
-        self.engine.check(self.state.session)
-        if message.reason != "start":
-            self.notify("vault reloaded", timeout=2)
-        self.call_after_refresh(self.marks.ready, "cards-shown")
-        if self._ensure_ready():
-            self._ranking_ready()
+        if self.is_running:  # else shutting down: the widgets are already being pruned
+            self.readiness.loaded(message)
 
     def on_session_stage(self, message: messages.SessionStage) -> None:
-        if (not self.is_running or message.session is not self.state.session
-                or message.arm != self._preparing_arm):
-            return  # shutting down, a session no longer on screen, an arm switched from
-        self._index_opened()
-        self.state = replace(self.state, preparing=message.step)
-        self._paint_preparing()
+        if self.is_running:
+            self.readiness.stage(message)
 
     def on_ranking_ready(self, message: messages.RankingReady) -> None:
-        if not self.is_running or message.session is not self.state.session:
-            return  # shutting down, or a session no longer on screen
-        if message.arm == self._preparing_arm:
-            self._preparing_arm = None
-        self._index_opened()
-        if self._ensure_ready() and self.state.preparing is not None:
-            self._ranking_ready()
+        if self.is_running:
+            self.readiness.ready(message)
 
-    def _ensure_ready(self) -> bool:
-        """Can the session on screen rank with the lexical arm now? If not, have it
-        made ready (once per arm) and say so in the columns."""
-        session = self.state.session
-        if session is None:
-            return False
-        step = session.pending_step(self.lexical)
-        if step is None:
-            return True
-        if self._preparing_arm != self.lexical:
-            self._preparing_arm = self.lexical
-            self.sessions.prepare(session, self.lexical)
-            self.state = replace(self.state, preparing=step)
-            self._paint_preparing()
-        return False
-
-    def _index_opened(self) -> None:
-        """The header, card statuses and warnings once the index is open (they said
-        "opening" until then)."""
-        session = self.state.session
-        summary = self.state.summary
-        if session is None or session.index_pending or summary is None:
-            return
-        if summary.state == "opening":
-            self.state = loaded(self.state, session)
-            self.paint(cards=True, columns=False)
-
-    def _ranking_ready(self) -> None:
-        """The columns can rank: answer the query typed meanwhile, or invite one."""
-        self.state = replace(self.state, preparing=None)
-        if self.text.strip():
-            submitted, self._submit_pending = self._submit_pending, False
-            self._start_query(submitted=submitted)
-        else:
-            empty = views.message_columns("type a query to rank the cards", self.palette.muted,
-                                          "empty")
-            self.main.paint_columns(empty, self.state, self.palette, self.keys)
-        self.call_after_refresh(self.marks.ready, "ranking-ready")
-
-    def _paint_preparing(self) -> None:
-        self.main.paint_columns(views.columns(self.state, self.palette, self.keys), self.state,
-                                self.palette, self.keys)
+    def on_session_failed(self, message: messages.SessionFailed) -> None:
+        if self.is_running:
+            self.readiness.failed(message)
 
     def _reload(self, reason: str) -> None:
         """Read the vault again: the session on screen keeps answering until the new
         one is ready to rank (staged only when there is none on screen)."""
         self.sessions.load(reason, self.lexical, staged=self.state.session is None)
-
-    def on_session_failed(self, message: messages.SessionFailed) -> None:
-        if not self.is_running:
-            return  # shutting down: the screen's widgets are already being pruned
-        # Never rank, build or verify against a vault that is gone.
-        self.state = replace(self.state, load_error=message.message, session=None)
-        self.main.paint_failure(self.state, self.palette, self.keys)
-        self.call_after_refresh(self.marks.ready, "vault-failed")
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """One funnel for unexpected errors: shown, never a traceback."""
@@ -319,24 +238,24 @@ class HqlApp(App[int]):
     def _query_changed(self, event: QueryInput.Changed) -> None:
         self.text = event.value
         self.state = replace(self.state, pinned=False)
-        self.queries.later(self._start_query)
+        self.queries.later(self.start_query)
 
     @on(QueryInput.Submitted, "#query")
     def _query_submitted(self, event: QueryInput.Submitted) -> None:
         text = event.value.strip()
         self.queries.cancel()
         self.text = event.value
-        self._start_query(submitted=True)
+        self.start_query(submitted=True)
         if text and self.sessions.remember(text):
             self.main.query_one(QueryInput).remember(text)
         self.main.action_focus_column("hybrid")
 
-    def _start_query(self, submitted: bool = False) -> None:
+    def start_query(self, submitted: bool = False) -> None:
         """Rank the query now, or once the session is ready for the lexical arm (a query
         typed while it prepares is kept and answered then)."""
         session = self.state.session
-        if session is not None and self.text.strip() and not self._ensure_ready():
-            self._submit_pending = self._submit_pending or submitted
+        if session is not None and self.text.strip() and not self.readiness.ensure():
+            self.readiness.submit_pending = self.readiness.submit_pending or submitted
             self.queries.cancel()
             return
         self.queries.start(session, self.text, self.lexical, submitted, self.state.fusion)
@@ -370,12 +289,12 @@ class HqlApp(App[int]):
     def watch_lexical(self, arm: str) -> None:
         self.state = replace(self.state, lexical=arm)
         self.main.paint_titles(self.state, self.palette, self.keys)
-        if self.state.session is None or not self._ensure_ready():
+        if self.state.session is None or not self.readiness.ensure():
             return  # answered when ready (an arm not built yet is being built)
         if self.state.preparing is not None:  # switched back to an arm that is ready
-            self._ranking_ready()
+            self.readiness.ranking_ready()
         elif self.text.strip():
-            self._start_query()
+            self.start_query()
 
     def action_toggle_lexical(self) -> None:
         at = LEXICAL_CHOICES.index(self.lexical) if self.lexical in LEXICAL_CHOICES else -1
@@ -398,7 +317,7 @@ class HqlApp(App[int]):
         self.main.paint_titles(self.state, self.palette, self.keys)
         self.notify(f"hybrid fusion: {method} ({FUSIONS[method].summary})", timeout=2)
         if self.state.session is not None and self.text.strip():
-            self._start_query()
+            self.start_query()
 
     # The passage snippets under semantic and hybrid rows (ctrl+o, p, the palette).
     def action_toggle_snippets(self) -> None:
@@ -457,36 +376,16 @@ class HqlApp(App[int]):
     # -------------------------------------------------------------- actions
 
     def action_help(self) -> None:
-        from hqltui.ui.screens.help import HelpScreen, help_tables
-
-        if not isinstance(self.screen, HelpScreen):
-            groups = [(title, self.keys.bound(table)) for title, table in help_tables()]
-            self.push_screen(HelpScreen(groups, views.help_notes(self.keys)))
+        self.screens.help()
 
     def action_open_card(self) -> None:
-        from hqltui.ui.screens.card import CardScreen
-
-        if (card := self._card_or_say()) is not None:
-            detail = views.card_detail(self.state, card.name, self.palette, full=True)
-            self.push_screen(CardScreen(card.name, views.card_header(card, self.palette), detail))
+        self.screens.open_card()
 
     def action_edit_card(self) -> None:
-        from hqltui.ui import editor
-
-        card = self._card_or_say()
-        if card is not None and editor.edit(self, self.vault_path / card.path):
-            self.sessions.check(self.state.index_file)
-
-    def _card_or_say(self) -> Card | None:
-        card = self.state.card(self.state.selected)
-        if card is None:
-            self.notify("select a card first", severity="warning", timeout=2)
-        return card
+        self.screens.edit_card()
 
     def action_show_warnings(self) -> None:
-        from hqltui.ui.screens.warnings import WarningsScreen
-
-        self.push_screen(WarningsScreen(views.warnings_text(self.state, self.palette, False)))
+        self.screens.warnings()
 
     def action_reload(self) -> None:
         self.main.show_status(Text("reloading vault…", style=self.palette.muted))
@@ -537,7 +436,7 @@ class HqlApp(App[int]):
             self._paint_status()
 
     def paint(self, cards: bool = False, columns: bool = True,
-               detail_later: bool = False) -> None:
+              detail_later: bool = False) -> None:
         if cards:
             self._paint_status()
         self.main.paint(self.state, self.palette, self.keys, cards=cards, columns=columns,
