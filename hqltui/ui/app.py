@@ -29,7 +29,7 @@ from hqltui.core.names import DEFAULT_LEXICAL, FUSIONS, LEXICAL_ARMS, LEXICAL_CH
 from hqltui.ui import messages, views
 from hqltui.ui.controllers.engine import EngineController
 from hqltui.ui.controllers.jobs import JobsController
-from hqltui.ui.controllers.query import QueryController
+from hqltui.ui.controllers.query import DebounceTimer, QueryController
 from hqltui.ui.controllers.readiness import ReadinessController
 from hqltui.ui.controllers.screens import ScreensController
 from hqltui.ui.controllers.session import SessionController, SessionFactory
@@ -80,6 +80,7 @@ class HqlApp(App[int]):
         history_file: Path | None = None,
         poll_interval: float | None = 2.0,
         debounce: float = 0.05,
+        debounce_timer: DebounceTimer | None = None,
         cursor_blink: bool = True,
         ready_file: str | None = None,
         keymap_file: Path | None = None,
@@ -99,13 +100,15 @@ class HqlApp(App[int]):
         self.sessions = SessionController(self, self.vault_path, self.clock, session_factory,
                                           history_file)
         self.queries = QueryController(self, debounce, lambda generation, text, submitted: (
-            self.engine.start_query(self.state.session, generation, text, submitted)))
+            self.engine.start_query(self.state.session, generation, text, submitted)),
+            debounce_timer)
         self.engine = EngineController(self, lambda: self.main.query_one(EngineRow),
                                        lambda: (self.palette, self.keys, self.state.selected),
                                        lambda: self.engine_options)
         self.jobs_ctl = jobs = JobsController(self, self.vault_path, self.clock,
                                               self._reload,
-                                              lambda: self.main.query_one("#jobs", JobsPanel))
+                                              lambda: self.main.query_one("#jobs", JobsPanel),
+                                              lambda: self.marks.ready("job-shown"))
         # What tests and scripts read of the jobs (the controller's own objects).
         self.jobs, self.job_factories, self.last_job_events = (jobs.jobs, jobs.factories,
                                                                jobs.last_events)
@@ -282,7 +285,8 @@ class HqlApp(App[int]):
         self.state = state
         self.paint(detail_later=True)
         if not partial:
-            self.call_after_refresh(self.marks.answer_painted, self.marks.answer_shown(), text)
+            self.call_after_refresh(self.marks.answer_painted, self.marks.answer_shown(), text,
+                                    generation)
 
     # -------------------------------------------------------------- choices
 

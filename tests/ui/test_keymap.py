@@ -10,7 +10,8 @@ import pytest
 from hqltui.ui.keys import load_keymap, show_key, user_keys
 from hqltui.ui.screens.help import HelpScreen, every_table
 from hqltui.ui.widgets.panes import StatusLine, WarningsStrip
-from tests.ui.conftest import SIZE, settle, type_query
+from tests.helpers.waits import settle, type_query
+from tests.ui.conftest import SIZE
 
 REMAP = '"jobs.build" = "ctrl+b"\n"app.warnings" = "ctrl+o"\n[app]\nlexical = "ctrl+l"\n'
 

@@ -15,7 +15,9 @@ import pytest
 from hqltui.core.evaluation import evaluate, read_queries
 from hqltui.ui import views
 from hqltui.ui.screens.labelled import LabelledScreen
-from tests.ui.conftest import SIZE, settle, type_query
+from tests.helpers.rendering import plain
+from tests.helpers.waits import settle, type_query
+from tests.ui.conftest import SIZE
 
 pytestmark = pytest.mark.anyio
 
@@ -30,16 +32,6 @@ def _unlabel(birds: Path) -> None:
     start = text.index('[[query]]\ntext = "night hunting birds"')
     end = text.index("[[query]]", start + 1)
     path.write_text(text[:start] + text[end:], encoding="utf-8")
-
-
-def _plain(renderable) -> str:  # type: ignore[no-untyped-def]
-    import io
-
-    from rich.console import Console
-
-    console = Console(width=200, record=True, file=io.StringIO())
-    console.print(renderable)
-    return console.export_text()
 
 
 def _notices(app) -> list[str]:  # type: ignore[no-untyped-def]
@@ -227,7 +219,7 @@ async def test_tune_runs_as_a_job_and_writes_search_only_when_confirmed(make_app
         await settle(pilot)
         result = app.workbench.tune_result
         assert result is not None and not result.cancelled and result.rows
-        shown = _plain(app.screen.tune_shown)
+        shown = plain(app.screen.tune_shown)
         assert result.best.config.label() in shown and "w writes" in shown
         await pilot.press("w")
         await settle(pilot)
@@ -255,5 +247,5 @@ async def test_tune_refuses_a_kind_with_too_few_queries(make_app, birds: Path):
         await settle(pilot)
         await pilot.press("t")
         await settle(pilot)
-        shown = _plain(app.screen.tune_shown)
+        shown = plain(app.screen.tune_shown)
         assert shown.startswith("tune: too few labelled queries to cross-validate")

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.ui.conftest import SIZE, settle, type_query
+from tests.helpers.waits import settle, type_query
+from tests.ui.conftest import SIZE
 from tests.ui.test_labels_behaviour import QUERY, _unlabel
 
 

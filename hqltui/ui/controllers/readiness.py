@@ -52,6 +52,7 @@ class ReadinessController:
         app.engine.check(app.state.session)
         if message.reason != "start":
             app.notify("vault reloaded", timeout=2)
+            app.call_after_refresh(app.marks.ready, "reload-shown")
         app.call_after_refresh(app.marks.ready, "cards-shown")
         if self.ensure():
             self.ranking_ready()
