@@ -21,7 +21,6 @@ from hqltui.core.int8_codes import (
 from hqltui.core.passage_scores import exact_dots, fine_dots
 from hqltui.core.ranking import rank
 from hqltui.core.session import Session
-from producer.build import BuildOptions, build
 from producer.embedders.local import packaged_embedder
 from producer.index import (
     CardRow,
@@ -37,9 +36,8 @@ from producer.passages import DEFAULT_RECIPE, Recipe, cut_windows, passage_text
 from producer.vault import load_vault
 from producer.verify import format_inspect, inspect, verify
 from tests.helpers.int8_reference import code_dots, query_codes
+from tests.helpers.passage_vaults import LONG, STAMP, real_build
 from tests.retrieval_helpers import unit, write_vault
-
-STAMP = "2026-01-01T00:00:00+00:00"
 
 
 def words(text: str) -> list[tuple[int, int]]:
@@ -94,17 +92,6 @@ def test_a_short_text_is_one_passage_and_the_title_prefixes_the_others() -> None
 
 # ----------------------------------------------------------------- the real build
 
-LONG = (
-    "The common shell reads commands from the terminal.\n\n"
-    + "\n\n".join(
-        f"## Section {i}\n\n" + " ".join(["The interpreter expands words in a loop."] * 30)
-        for i in range(6)
-    )
-    + "\n\n## Resource limits\n\nThe ulimit builtin sets the largest core dump size and the "
-    "maximum number of open file descriptors a process may hold.\n"
-)
-
-
 @pytest.fixture(scope="module")
 def minilm():
     return packaged_embedder()
@@ -116,13 +103,6 @@ def built(tmp_path: Path, minilm) -> Path:
                                         "heron": "A bird that wades in marshes."})
     real_build(root, minilm, passages=True, queries=["file descriptor limit"])
     return root
-
-
-def real_build(root: Path, minilm, **kw):  # noqa: ANN001, ANN201
-    return build(
-        BuildOptions(vault=str(root), built_at=STAMP, offline=True, **kw),
-        embedder_factory=lambda spec: minilm,
-    )
 
 
 def index_of(root: Path) -> Path:

@@ -11,6 +11,7 @@ from typing import Any
 from hqltui.core.jobs import IndexBuildJob, JobEvent
 
 FAKE = Path(__file__).with_name("fake_producer.py")
+CONTROL = Path("jobs-control")  # relative: tests and the screenshot script run in a temp dir
 
 
 def fake_build(control: Path, mode: str = "ok") -> Callable[..., IndexBuildJob]:

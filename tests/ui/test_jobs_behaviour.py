@@ -24,15 +24,16 @@ from hqltui.ui.widgets.jobs import Coalescer, JobsPanel, counts_line, elapsed_te
 from hqltui.ui.widgets.panes import StatusLine, WarningsStrip
 from hqltui.ui.widgets.query import QueryInput
 from tests.helpers.rendering import widget_text
+from tests.helpers.vaults import edit_card
 from tests.helpers.waits import settle, until, until_shown
 from tests.ui.conftest import SIZE
 from tests.ui.jobs_helpers import (
+    CONTROL,
     fake_build,
     settle_beside_jobs,
     wait_for_event,
     wait_for_file,
 )
-from tests.ui.test_jobs_snapshots import CONTROL, edit_card
 
 pytestmark = pytest.mark.anyio
 

@@ -16,22 +16,14 @@ from hqltui.core.evaluation import evaluate, read_queries
 from hqltui.ui import views
 from hqltui.ui.screens.labelled import LabelledScreen
 from tests.helpers.rendering import plain
+from tests.helpers.vaults import QUERY, unlabel
 from tests.helpers.waits import settle, type_query
 from tests.ui.conftest import SIZE
 
 pytestmark = pytest.mark.anyio
 
 # Stored in the birds index (no model is loaded) and, once removed from the file, unlabelled.
-QUERY = "night hunting birds"
 
-
-def _unlabel(birds: Path) -> None:
-    """Drop QUERY's entry from birds' labels: it stays in the index, unlabelled."""
-    path = birds / "queries.toml"
-    text = path.read_text(encoding="utf-8")
-    start = text.index('[[query]]\ntext = "night hunting birds"')
-    end = text.index("[[query]]", start + 1)
-    path.write_text(text[:start] + text[end:], encoding="utf-8")
 
 
 def _notices(app) -> list[str]:  # type: ignore[no-untyped-def]
@@ -94,7 +86,7 @@ async def test_three_labels_from_the_keyboard_are_what_eval_reads(make_app, bird
 
 
 async def test_kind_cycles_and_undo_goes_back(make_app, birds: Path):
-    _unlabel(birds)
+    unlabel(birds)
     app = make_app(birds)
     _record_notices(app)
     async with app.run_test(size=SIZE) as pilot:

@@ -8,10 +8,10 @@ import pytest
 
 from hqltui.ui.widgets.panes import CardDetail
 from producer.embedders.local import packaged_embedder
+from tests.helpers.passage_vaults import LONG, real_build
 from tests.helpers.rendering import plain
 from tests.helpers.waits import settle, type_query
 from tests.retrieval_helpers import write_vault
-from tests.test_passages import LONG, real_build
 from tests.ui.conftest import SIZE
 
 pytestmark = pytest.mark.anyio

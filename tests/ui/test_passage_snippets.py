@@ -11,12 +11,12 @@ import pytest
 
 from hqltui.ui.widgets.panes import CardDetail
 from producer.embedders.local import packaged_embedder
+from tests.helpers.passage_vaults import LONG, real_build
 from tests.helpers.rendering import plain
+from tests.helpers.vaults import write_keymap
 from tests.helpers.waits import settle, type_query
 from tests.retrieval_helpers import write_vault
-from tests.test_passages import LONG, real_build
 from tests.ui.conftest import SIZE
-from tests.ui.test_keymap import write_keymap
 
 pytestmark = pytest.mark.anyio
 
