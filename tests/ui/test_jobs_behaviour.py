@@ -152,12 +152,13 @@ async def test_a_build_shows_progress_in_the_panel_and_the_header(make_app, bird
         assert app.last_job_events["index-build"].state == "running"
         (CONTROL / "go").write_text("", encoding="utf-8")
         final = await wait_for_event(pilot, "index-build", lambda e: e.finished)
+        # read before the reload below: the notice lasts 4 s, a loaded machine reloads slower
+        assert any("built: 10 embedded" in n.message for n in app._notifications)
         await settle(pilot)
         assert final.state == "succeeded"
         assert final.message.startswith("built: 10 embedded, 38 reused")
         assert app.check_action("build_index", ()) is True
         assert "index: build" not in _status(app)
-        assert any("built: 10 embedded" in n.message for n in app._notifications)
 
 
 async def test_a_failed_build_says_why_and_the_header_keeps_it(make_app, birds: Path) -> None:
