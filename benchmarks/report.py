@@ -10,7 +10,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-OUT = Path(__file__).resolve().parent / "results"
+# The committed results; `make bench` points HQL_BENCH_OUT at benchmarks/out/ (gitignored)
+# so that a quick, smaller run never overwrites them.
+OUT = Path(os.environ.get("HQL_BENCH_OUT") or Path(__file__).resolve().parent / "results")
 
 
 def machine() -> dict[str, Any]:
@@ -29,7 +31,7 @@ def median(values: list[float]) -> float:
 def write_report(
     name: str, title: str, columns: list[str], rows: list[list[Any]], notes: list[str] = ()
 ) -> Path:
-    """Write ``results/<name>.json`` and ``results/<name>.md``; return the Markdown path."""
+    """Write ``<name>.json`` and ``<name>.md`` in ``OUT``; return the Markdown path."""
     OUT.mkdir(parents=True, exist_ok=True)
     data = {
         "title": title,

@@ -123,10 +123,10 @@ def _digest(root: Path, rel: PurePosixPath, name: str) -> _Entry:
 def digest_vault(root: str | os.PathLike[str], cache: DigestCache | None = None) -> VaultDigest:
     """Every card's name, path and hash, with the warnings ``load_vault`` gives;
     one card's text in memory at a time."""
-    root = Path(root)
-    problem = vault_problem(root)
+    problem = vault_problem(root)  # before Path(): Path("") would be the current directory
     if problem:
         raise NotADirectoryError(problem)
+    root = Path(root)
     paths, warnings = discover(root)
     names = assign_names(paths)
     base = os.fspath(root)

@@ -192,6 +192,9 @@ def check_inside_path(root: Path, named: str, file: Path, *, table: str = "seman
     """Refuse a path (the index, the labels file) that is absolute, climbs out, or
     escapes through a symlink: what the vault's files name stays inside the vault."""
     where = table_label(file, table)
+    if "\0" in named:  # no file system accepts it; shown escaped, never raw
+        raise ConfigError(f"{where} `{key}` holds a NUL character (\\u0000), which no file "
+                          f"name can: name a file inside the vault (e.g. `{example}`)")
     what = f"the configured {key} `{named}`"
     path = PurePosixPath(named.replace("\\", "/"))
     if path.is_absolute() or Path(named).is_absolute() or (named[1:2] == ":"):

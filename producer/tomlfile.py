@@ -9,16 +9,21 @@ through: an absent file means something different to each caller.
 ``edit_toml(file, change)`` applies ``change`` to the tomlkit document of the file
 (created when absent), keeping comments, order, formatting, line ends and
 permission bits of everything else, and replaces the file atomically; a symlink
-is written through to its target, a read-only file is refused.
+is written through to its target, a read-only file is refused. Edits of one file
+are serialised by an ``flock`` on ``.{name}.lock`` beside it, and each process
+writes through a temporary file of its own, so a confirmed edit is never lost.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
 import re
 import stat
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +82,9 @@ def read_toml(file: Path) -> dict[str, Any]:
                             "does not allow", f"save {file.name} as UTF-8 without a BOM")
     try:
         return tomllib.loads(text)
+    except RecursionError:  # tomllib parses nested arrays and tables recursively
+        raise TomlFileError(f"{file}: nests arrays or tables too deeply to be read",
+                            f"flatten the nesting in {file.name}") from None
     except tomllib.TOMLDecodeError as exc:
         fix = _syntax_fix(text, str(exc))
         raise TomlFileError(f"{file}: is not valid TOML: {exc}",
@@ -124,17 +132,70 @@ def edit_toml(file: Path, change: Callable[[Any], None]) -> None:
     The file written is the one read: a symlink is written through (its target is
     replaced, the link stays), the file's permission bits are kept, and a read-only
     file is refused, not replaced. ``change`` may raise ``TomlFileError`` to refuse;
-    nothing is written then."""
+    nothing is written then. Two processes editing one file (two app windows
+    labelling) take turns (``_locked``), so neither writes over the other's edit."""
+    target = written_path(file)
+    with _locked(file, target):
+        _edit(file, target, change)
+
+
+LOCK_SUFFIX = ".lock"
+
+
+@contextmanager
+def _locked(file: Path, target: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``.{name}.lock`` beside the file written, held from the
+    read to the rename. A separate file: the edited file itself is replaced by each
+    write, so a lock on it would guard an inode nobody opens again. The lock file is
+    removed on release (no litter in the vault or a dotfiles repository); a writer that
+    was waiting on the removed file sees it is no longer the one at that name, and
+    locks the new one instead."""
+    lock = target.with_name(f".{target.name}{LOCK_SUFFIX}")
+    while True:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            raise TomlFileError(f"{file}: cannot be updated: its lock file {lock.name} cannot "
+                                f"be made ({exc.strerror})", _write_fix(exc, target),
+                                read=False) from None
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            held = os.fstat(fd)
+            current = os.stat(lock, follow_symlinks=False)
+            if (held.st_dev, held.st_ino) == (current.st_dev, current.st_ino):
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)  # the file was removed while this writer waited: lock the new one
+    try:
+        yield
+    finally:
+        lock.unlink(missing_ok=True)  # while still held: the next writer then re-opens
+        os.close(fd)
+
+
+def _write_fix(exc: OSError, target: Path) -> str:
+    """What to do when a write failed: a full disk is not a permissions problem."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"free space on the disk holding {target.parent} and try again"
+    if exc.errno == errno.EROFS:
+        return f"{target.parent} is on a read-only file system: edit the file elsewhere"
+    return f"check the permissions of {target.parent}"
+
+
+def _edit(file: Path, target: Path, change: Callable[[Any], None]) -> None:
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
 
-    target = written_path(file)
     source = toml_source(target)
     try:
         document = tomlkit.parse(source)
     except TOMLKitError as exc:
         raise TomlFileError(f"{file}: cannot be updated: {exc}", f"fix {file.name}",
                             read=False) from None
+    except RecursionError:
+        raise TomlFileError(f"{file}: cannot be updated: it nests arrays or tables too deeply",
+                            f"flatten the nesting in {file.name}", read=False) from None
     mode = None
     if target.exists():
         mode = stat.S_IMODE(target.stat().st_mode)
@@ -144,7 +205,8 @@ def edit_toml(file: Path, change: Callable[[Any], None]) -> None:
                                 read=False)
     change(document)
     text = _same_newlines(source, tomlkit.dumps(document))
-    tmp = target.with_name(f".{target.name}.tmp")
+    # A name of this process's own: another writer never truncates or renames it.
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
         tmp.write_bytes(text.encode("utf-8"))
         if mode is not None:
@@ -152,5 +214,6 @@ def edit_toml(file: Path, change: Callable[[Any], None]) -> None:
         tmp.replace(target)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
-        raise TomlFileError(f"{file}: cannot be written: {exc.strerror}",
-                            f"check the permissions of {target.parent}", read=False) from None
+        reason = "the disk is full" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else exc.strerror
+        raise TomlFileError(f"{file}: cannot be written: {reason}", _write_fix(exc, target),
+                            read=False) from None

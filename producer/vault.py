@@ -271,6 +271,11 @@ def _inside(path: str, real_root: str) -> bool:
     return path == real_root or path.startswith(prefix)
 
 
+# Folders below the vault root read at most this deep: deeper ones are skipped with one
+# warning (a 1,500-deep chain would exhaust the walk's recursion and the path length).
+MAX_DEPTH = 128
+
+
 def _discover(root: str) -> tuple[list[str], list[str]]:
     """``discover`` on plain strings (vault-relative, ``/``-separated): a vault of many
     thousand files is walked without making a path object per file."""
@@ -279,9 +284,13 @@ def _discover(root: str) -> tuple[list[str], list[str]]:
     warnings: list[str] = []
     visited: set[str] = {real_root}
     symlinks = False
+    too_deep: list[str] = []
 
-    def walk(directory: str, rel: str) -> None:
+    def walk(directory: str, rel: str, real: str, depth: int) -> None:
         nonlocal symlinks
+        if depth > MAX_DEPTH:
+            too_deep.append(rel)
+            return
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as exc:
@@ -311,14 +320,22 @@ def _discover(root: str) -> tuple[list[str], list[str]]:
                 if is_dir and target in visited:
                     continue
             if is_dir:
-                visited.add(os.path.realpath(entry.path))
-                walk(entry.path, child)
+                # A plain folder's real path is its parent's and its name: no realpath per
+                # level, which costs as many lookups as the path is deep.
+                real_child = target if entry.is_symlink() else os.path.join(real, name)
+                visited.add(real_child)
+                walk(entry.path, child, real_child, depth + 1)
             elif document and stat.S_ISREG(mode):
                 found.append(child)
             elif document:
                 warnings.append(f"{child}: {_file_kind(mode)}, not a regular file; skipped")
 
-    walk(root, "")
+    walk(root, "", real_root, 0)
+    if too_deep:
+        head = "/".join(too_deep[0].split("/")[:3])  # the whole path may be pages long
+        more = f" and {len(too_deep) - 1} more places" if len(too_deep) > 1 else ""
+        warnings.append(f"{head}/…{more}: folders nested more than {MAX_DEPTH} deep; "
+                        "not read")
     found.sort(key=lambda rel: rel.split("/"))
     if symlinks:
         found = _one_path_per_file(root, real_root, found)
@@ -492,10 +509,10 @@ def skipped(rel: str | PurePosixPath, exc: HeaderError) -> str:
 
 def load_vault(root: str | os.PathLike[str], cache: ParseCache | None = None) -> Vault:
     """Read every card under ``root``; a broken card is skipped with a warning naming it."""
-    root = Path(root)
-    problem = vault_problem(root)
+    problem = vault_problem(root)  # before Path(): Path("") would be the current directory
     if problem:
         raise NotADirectoryError(problem)
+    root = Path(root)
     paths, warnings = _discover(str(root))
     cards: list[Card] = []
     base = str(root)

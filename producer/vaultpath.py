@@ -12,6 +12,8 @@ from pathlib import Path
 
 def vault_problem(root: str | os.PathLike[str]) -> str | None:
     """Why ``root`` cannot be opened as a vault (one line naming it), or None."""
+    if not os.fspath(root):  # Path("") is the current directory: never searched unasked
+        return "the vault argument is empty (an unset variable?)"
     path = Path(root)
     if path.is_dir():
         return None

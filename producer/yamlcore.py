@@ -78,13 +78,14 @@ def _expanded_size(node: yaml.Node, bound: int, sizes: dict[int, int], on_path: 
     return total
 
 
-class CoreLoader(_Base):
+# _Base is chosen at import (the C loader or its fallback), so mypy cannot read it as a type.
+class CoreLoader(_Base):  # type: ignore[misc,valid-type]  # a variable base class
     """Safe loader with the YAML 1.2 core schema's resolvers and nothing else."""
 
     yaml_implicit_resolvers: dict = {}
     yaml_constructors = {k: v for k, v in _Base.yaml_constructors.items() if k in _KEEP}
 
-    def construct_mapping(self, node, deep=False):  # type: ignore[override]
+    def construct_mapping(self, node, deep=False):
         # Duplicate keys are an error in YAML 1.2 (and in hql); PyYAML keeps the last.
         # Keys brought in by a merge key may be overridden, so only own keys count.
         if isinstance(node, yaml.MappingNode):
@@ -103,12 +104,13 @@ class CoreLoader(_Base):
         return super().construct_mapping(node, deep=deep)
 
 
-def _resolver(tag: str, pattern: str, first: str) -> None:
+def _resolver(tag: str, pattern: str, first: str | list[str]) -> None:
+    """``first``: the characters a match may start with (a list when one is "")."""
     CoreLoader.add_implicit_resolver(tag, re.compile(pattern, re.X), list(first))
 
 
 _resolver("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF")
-_resolver("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""])  # type: ignore[arg-type]
+_resolver("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""])
 _resolver(
     "tag:yaml.org,2002:int",
     r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$",

@@ -1,7 +1,7 @@
 """Rebuild the committed birds index: a fresh `--full` build with a pinned stamp.
 
 Run from the repository root: `.venv/bin/python scripts/build_birds_index.py`.
-It prints the exact `hql-semantics` command it runs (also in the README), with
+It prints the exact `hql-semantics` command it runs (also in docs/vaults.md), with
 every query of fixtures/birds/queries.toml.
 """
 

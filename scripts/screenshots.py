@@ -30,7 +30,7 @@ from tests.ui import test_labels_snapshots as labels  # noqa: E402
 from tests.ui import test_snapshots as main  # noqa: E402
 from tests.ui.conftest import new_app  # noqa: E402
 
-# name → (test function, extra arguments), in the README's order.
+# name → (test function, extra arguments), in docs/app.md's order.
 STATES: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
     "main-group-query": (main.test_group_query, {"query": main.GROUP_QUERIES[0]}),
     "stale-warnings": (main.test_stale_and_missing, {}),

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 import numpy as np
 import pytest
 
-from hqltui.core import lexical
+from hqltui.core import bm25_analyser, lexical
 
 
 def bring_back_the_bucket_overflow(monkeypatch: pytest.MonkeyPatch, texts: Iterable[str]) -> None:
@@ -26,15 +26,17 @@ def bring_back_the_bucket_overflow(monkeypatch: pytest.MonkeyPatch, texts: Itera
 
 
 def break_the_tokeniser_on(monkeypatch: pytest.MonkeyPatch, marker: str) -> None:
-    """The tokeniser runs out of memory on any text holding ``marker`` (a huge card)."""
-    real = lexical.token_bytes
+    """Both tokenisers (hashbag's and bm25's analyser) run out of memory on any text
+    holding ``marker`` (a huge card)."""
+    for module, name in ((lexical, "token_bytes"), (bm25_analyser, "term_bytes")):
+        real = getattr(module, name)
 
-    def tokenise(text: str) -> list[bytes]:
-        if marker in text:
-            raise MemoryError("cannot allocate the token list")
-        return real(text)
+        def tokenise(text: str, real=real) -> list[bytes]:  # type: ignore[no-untyped-def]
+            if marker in text:
+                raise MemoryError("cannot allocate the token list")
+            return real(text)  # type: ignore[no-any-return]
 
-    monkeypatch.setattr(lexical, "token_bytes", tokenise)
+        monkeypatch.setattr(module, name, tokenise)
 
 
 def drop_the_postings_order_tail(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -24,23 +24,17 @@ def pytest_configure(config) -> None:  # noqa: ANN001 - pytest hook
     os.environ.pop("NO_COLOR", None)  # snapshots compare colours
 
 
-# The markers (``-m ui``, ``-m "not slow"``, ``-m engine``; registered in pyproject.toml),
-# set by where a test lives and what it runs, so no test file has to remember them.
-SLOW_MODULES = {  # each runs the packaged model (a real build or embedding)
-    "test_build", "test_embed", "test_passages", "test_passage_hostile", "test_passage_outputs",
-    "test_token_prefix", "test_passage_pane", "test_passage_snippets",
-    "test_real_corpus_behaviour",
-}
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Markers set by what a test runs and where it lives, so no test file has to
+    remember them: a test that asks for ``minilm`` (the packaged model, loaded in
+    process) is ``slow`` (``make test-fast`` leaves it out, ``make test`` runs it); every
+    test under ``tests/ui`` is ``ui``; the engine and fake-Hotdata modules are ``engine``."""
     for item in items:
-        module = item.path.stem
+        if "minilm" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
         if item.path.parent.name == "ui":
             item.add_marker(pytest.mark.ui)
-        if module in SLOW_MODULES:
-            item.add_marker(pytest.mark.slow)
-        if "engine" in module or "hotdata" in module:
+        if "engine" in item.path.stem or "hotdata" in item.path.stem:
             item.add_marker(pytest.mark.engine)
 
 

@@ -29,6 +29,7 @@ from hqltui.core.engine import (
     client_fusion,
     search,
     settings_or_refuse,
+    verify,
 )
 from hqltui.core.semantic import embed_local
 from producer.vault import load_vault
@@ -412,3 +413,79 @@ def test_wrong_key_and_unknown_database_fail_with_the_engines_words(fake, birds,
     (birds / "hql.toml").write_text(text)
     with pytest.raises(EngineFailure, match="was not found in workspace"):
         run("build", birds, env)
+
+
+# ------------------------------------------------- faults a user meets, in one line
+# (the words docs/engine.md gives: never a decoder's column, a validator's page of
+# field errors, the SDK's HTTP headers, or "connection closed" for a timeout)
+
+QUERY = "/v1/query"
+
+
+def failure(kind, root, env, **kw) -> str:  # noqa: ANN001 - the helpers' own types
+    with pytest.raises(EngineFailure) as caught:
+        run(kind, root, env, **kw)
+    message = str(caught.value)
+    assert "\n" not in message and len(message) < 400, message
+    return message
+
+
+def test_a_reply_that_is_not_json_is_named_so(fake, birds, env) -> None:
+    run("sync", birds, env)
+    run("build", birds, env)
+    fake.inject_fault("POST", QUERY, body=b"<html>oops</html>", times=10)
+    message = failure("search", birds, env, text="owl", mode="bm25")
+    assert message.endswith("the engine's reply is not JSON (it begins `<html>oops</html>`)")
+    assert "JSONDecodeError" not in message
+
+
+def test_a_reply_of_the_wrong_shape_is_one_line(fake, birds, env) -> None:
+    run("sync", birds, env)
+    run("build", birds, env)
+    fake.inject_fault("POST", QUERY, body=b'{"columns": 7, "rows": "many"}', times=10)
+    message = failure("search", birds, env, text="owl", mode="bm25")
+    assert "the engine's reply does not have the expected shape" in message
+    assert "pydantic" not in message and "errors.pydantic.dev" not in message
+
+
+def test_a_refused_upload_gives_the_engines_message_not_its_headers(fake, birds, env
+                                                                     ) -> None:
+    fake.inject_fault("POST", "/v1/uploads", status=403, code="FORBIDDEN",
+                      message="this key may not upload")
+    message = failure("sync", birds, env)
+    assert message == "upload Parquet: this key may not upload"
+
+
+def test_no_reply_within_the_request_timeout_is_called_a_timeout(fake, birds, env
+                                                                  ) -> None:
+    run("sync", birds, env)
+    run("build", birds, env)
+    fake.inject_fault("GET", "/v1/connections/*/indexes", stall=30, times=10)
+    try:
+        rec = Recorder()
+        options = rec.options(request_timeout=0.2)
+        local = LocalCards.load(birds, embed=embed_local)
+        with pytest.raises(EngineFailure) as caught:
+            verify(local, settings_or_refuse(local, env), options)
+    finally:
+        fake.clear_faults()
+    message = str(caught.value)
+    assert message == ("list the table's indexes: the engine did not reply within 0.2 s (the "
+                       "request may still take effect)")
+
+
+def test_an_empty_vault_is_named_not_a_dimension(fake, tmp_path, db, env) -> None:
+    root = tmp_path / "empty"
+    root.mkdir()
+    (root / "hql.toml").write_text('[semantics]\nindex = ".hql/index.sqlite"\n')
+    fresh_index(root)
+    add_engine(root, db.id)
+    with pytest.raises(EngineRefused) as caught:
+        run("sync", root, env)
+    assert str(caught.value) == (f"{root}: the vault has no cards, so there is nothing to "
+                                 "sync (nothing was sent; the engine table is left as it is)")
+    assert count(fake, "POST", "/v1/uploads") == 0
+    report = run("verify", root, env)
+    assert [p.message for p in report.problems] == [
+        f"{report.table} has no rows on the engine: the vault has no cards, so there is "
+        "nothing to index or search; add cards, then sync and build"]

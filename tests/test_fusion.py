@@ -1,5 +1,5 @@
 """The fusion methods (rrf, convex, adaptive): normalisations by hand, and RFC 0048's laws
-for every method — not that any of them wins (that is measured: README, benchmarks)."""
+for every method — not that any of them wins (that is measured: docs/ranking.md, benchmarks)."""
 
 from __future__ import annotations
 
@@ -445,7 +445,8 @@ def test_labels_parse_back_to_the_same_config() -> None:
         ("convex:alpha=2", "`alpha` must be between 0 and 1"),
         ("convex:norm=l2", "unknown norm `l2`; accepted: max, minmax, zscore, dbsf"),
         ("convex:k=3", "`k=3` is not a parameter of convex; accepted: alpha, norm"),
-        ("rrf:k=0", "`k` must be above 0"),
+        ("rrf:k=0", "`k` must be between 0.001 and 1e+06"),
+        ("rrf:wlex=1.7e308", "`wlex` must be between 0 and 1e+06"),
         ("rrf:k=abc", "`k` must be a number, not `abc`"),
         ("adaptive:idf_low=0.9", "`idf_low` must be below `idf_high`"),
     ],

@@ -8,7 +8,8 @@ bucket count beyond any single term's count, and beyond the damping table).
   ``hashbag_vector`` / ``hashbag_score`` bit for bit (the code claims it);
   ``hashbag_scores`` (one matrix product, documented as approximate) agrees
   within 1e-12, and ``refine`` over it is bit-exact again.
-* ``bm25_scores`` equals the plain BM25 written out below within 1e-12.
+* ``bm25_scores`` equals the plain BM25 written out below within 1e-12 (over
+  bm25's analyser's terms: ``hqltui.core.bm25_analyser``).
 """
 
 from __future__ import annotations
@@ -20,14 +21,15 @@ import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from hqltui.core.bm25_analyser import query_terms, terms
 from hqltui.core.lexical import (
-    LexicalIndex,
     damped,
     dot,
     hashbag_score,
     hashbag_vector,
     tokens,
 )
+from hqltui.core.lexical_index import LexicalIndex
 from hqltui.core.ranking import refine
 from tests.synthetic_text import COLLIDED, COLLIDING, build, queries, texts
 
@@ -43,14 +45,14 @@ SETTINGS = settings(max_examples=40, deadline=None, derandomize=True)
 
 def bm25_plain(query: str, corpus: list[str]) -> list[float]:
     """Okapi BM25 as the textbook writes it: k1 1.2, b 0.75, idf ln(1 + (N - n + 0.5)/(n + 0.5))."""
-    docs = [Counter(tokens(text)) for text in corpus]
+    docs = [Counter(terms(text)) for text in corpus]
     n_docs = len(docs)
     lengths = [sum(d.values()) for d in docs]
     avgdl = sum(lengths) / n_docs if n_docs and sum(lengths) else 1.0
     out = []
     for doc, dl in zip(docs, lengths, strict=True):
         score = 0.0
-        for term in tokens(query):  # a repeated query word counts again
+        for term in query_terms(query):  # a repeated query word counts again
             tf = doc.get(term, 0)
             if not tf:
                 continue

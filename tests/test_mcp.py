@@ -24,6 +24,7 @@ from hqltui.core.agent import SEARCH_MODES, SNIPPET_CHARS
 from hqltui.core.arms import DEFAULT_FUSION
 from hqltui.core.results import MODES
 from producer.wording import with_fix
+from tests.mcp_raw import alive
 
 ROOT = Path(__file__).resolve().parents[1]
 BIRDS = ROOT / "fixtures" / "birds"
@@ -132,7 +133,31 @@ async def test_search_carries_exactly_what_query_json_carries(birds: Path) -> No
             for key in ADDED:
                 del hit[key]
     served["vault"] = printed["vault"]  # the server names the vault as it was given
+    for ranking in printed["arms"].values():  # search echoes the query once, at the top
+        retrieval = ranking["retrieval"]
+        for arm in (retrieval, *retrieval.get("arms", ())):
+            assert arm.pop("query") == text
     assert served == printed
+
+
+async def test_a_long_query_is_echoed_once(birds: Path) -> None:
+    """Every retrieval answered the same text: a copy in each made a 1 MB query a
+    14 MB answer."""
+    text = "heron " * 20_000
+    async with server(birds) as session:
+        result = await session.call_tool("search", {"text": text, "mode": "all", "limit": 1})
+    assert not result.is_error
+    assert result.structured_content is not None
+    assert json.dumps(result.structured_content).count(text) == 1
+    assert set(result.structured_content["arms"]) == set(MODES) - {"all"}
+
+
+async def test_an_argument_the_schema_does_not_name_is_refused(birds: Path) -> None:
+    async with server(birds) as session:
+        assert await refusal(session, "search", text="owl", colour="red") == (
+            "search: unknown argument `colour`; fix: give only `text`, `mode`, `limit`")
+        assert await refusal(session, "status", verbose=True, deep=1) == (
+            "status: unknown arguments `verbose`, `deep`; fix: call it with no arguments")
 
 
 async def test_a_snippet_is_cut_around_the_first_query_word(birds: Path) -> None:
@@ -241,7 +266,7 @@ async def test_a_cancelled_build_stops_the_producer_and_keeps_the_index(
             scope.cancel()  # the client abandons the call: notifications/cancelled
         pid = int(marker.read_text(encoding="utf-8"))
         with anyio.fail_after(30):
-            while _alive(pid):
+            while alive(pid):
                 await anyio.sleep(0.05)
         status = await call(session, "status")
     assert any(m and "1 to embed" in m for m in progress), progress
@@ -249,14 +274,6 @@ async def test_a_cancelled_build_stops_the_producer_and_keeps_the_index(
     assert index.read_bytes() == before
     left = sorted(p.name for p in index.parent.iterdir() if not p.name.endswith(".lock"))
     assert left == ["index.sqlite"], "a temporary file or journal was left behind"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 async def test_a_search_sent_while_the_vault_loads_waits_for_it_and_is_answered(

@@ -162,9 +162,9 @@ def _shape(value: object) -> object:
         type(value).__name__)
 
 
-def test_the_readme_json_example_is_what_query_prints() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### `hql-tui query VAULT TEXT"):]
+def test_the_documented_json_example_is_what_query_prints() -> None:
+    readme = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## `hql-tui query VAULT TEXT"):]
     command = re.search(r"`(hql-tui query [^`]+ --json)`", section).group(1)  # type: ignore[union-attr]
     example = json.loads(section[section.index("```json") + 7 : section.index("\n```\n")])
     argv = [a.strip('"') for a in re.findall(r'"[^"]*"|\S+', command)][1:]

@@ -37,3 +37,25 @@ def test_the_answered_text_is_the_passage_from_the_body_on_and_never_a_stale_one
     assert answered_text(shell, Passage(1, at, len(shell.text)), True) is None  # stale
     assert answered_text(shell, Passage(None, 0, 30), False) is None  # its card vector
     assert answered_text(shell, Passage(1, at, 10**6), False) is None  # outside the text
+
+
+def test_bm25_snippets_find_folded_and_cjk_terms_at_their_original_characters() -> None:
+    from hqltui.core.bm25_analyser import BM25_TERMS
+    from hqltui.core.lexical import HASHBAG_TOKENS
+    from hqltui.core.snippets import marked_spans
+    from tests.multilingual_text import TEXTS
+
+    latin = TEXTS["latin"]
+    assert snippet(latin, "zurich", 200, 0, BM25_TERMS) == "…Zürich serves a naïve crème brûlée;" \
+        " Ørsted and Łódź sit on the map."
+    assert snippet(latin, "zurich", 200, 0, HASHBAG_TOKENS) == latin  # hashbag: no match
+    japanese = TEXTS["japanese"]
+    assert snippet(japanese, "北海道", 200, 0, BM25_TERMS).startswith("…北海道の湿原")
+    nfd = TEXTS["nfd"]
+    spans = marked_spans(nfd, {"cafe", "resume"}, BM25_TERMS)
+    assert [nfd[a:b] for a, b in spans] == ["Cafe\u0301", "re\u0301sume\u0301"]
+    wide = TEXTS["fullwidth"]
+    assert [wide[a:b] for a, b in marked_spans(wide, {"fullwidth"}, BM25_TERMS)] == [
+        "Ｆｕｌｌｗｉｄｔｈ"]
+    bigrams = marked_spans(japanese, {"北海", "海道"}, BM25_TERMS)
+    assert [japanese[a:b] for a, b in bigrams] == ["北海", "海道"]

@@ -91,7 +91,10 @@ def test_prepare_says_each_step_once_and_then_nothing(vault: Path) -> None:
     steps.clear()
     session.prepare(progress=steps.append)
     session.prepare("hashbag", progress=steps.append)
-    assert steps == ["building hashbag"]  # the counts are shared
+    assert steps == ["counting terms", "building hashbag"]  # hashbag counts its own tokens
+    steps.clear()
+    session.prepare("hashbag", progress=steps.append)
+    assert steps == []
     with pytest.raises(ValueError, match="unknown lexical arm `semantic`"):
         session.prepare("semantic")
 

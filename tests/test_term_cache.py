@@ -1,8 +1,8 @@
 """The term-count cache: a warm load reads it, an edited vault never does.
 
-Each test plants or damages the cache file itself and looks at what the arms
-score, so it shows which counts a session really used (real files, real
-sessions, no timing).
+Each test plants or damages the cache files itself (one per analyser: hashbag's
+tokens, bm25's terms) and looks at what the arms score, so it shows which counts
+a session really used (real files, real sessions, no timing).
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hqltui.core import term_cache
-from hqltui.core.lexical import BM25, Hashbag, TermCounts, token_bytes, tokens
+from hqltui.core.bm25_analyser import BM25_TERMS
+from hqltui.core.lexical import BM25, HASHBAG_TOKENS, Hashbag, TermCounts, token_bytes, tokens
 from hqltui.core.session import Session
 from producer.parse_cache import cache_file
 
@@ -40,15 +41,22 @@ def scores(session: Session, text: str) -> dict[str, list[float]]:
 
 def fresh_scores(session: Session, text: str) -> dict[str, list[float]]:
     """What the arms score for ``text`` with counts made from the session's texts now."""
-    counts = TermCounts([c.text for c in session.vault.cards])
-    return {"bm25": BM25(counts).scores(text).tolist(),
+    texts = [c.text for c in session.vault.cards]
+    counts = TermCounts(texts, HASHBAG_TOKENS)
+    return {"bm25": BM25(TermCounts(texts, BM25_TERMS)).scores(text).tolist(),
             "hashbag": Hashbag(counts).exact(text, np.arange(counts.size)).tolist()}
 
 
+ANALYSERS = (HASHBAG_TOKENS, BM25_TERMS)
+
+
 def plant(session: Session, cache: Path, texts: list[str]) -> None:
-    """Write counts made from ``texts`` under the key of the session's own snapshot."""
-    key = term_cache.snapshot_key([c.content_hash for c in session.vault.cards])
-    term_cache.save(term_cache.terms_file(session.root, cache), key, TermCounts(texts))
+    """Write counts made from ``texts`` under the key of the session's own snapshot, for
+    both analysers."""
+    hashes = [c.content_hash for c in session.vault.cards]
+    for analyser in ANALYSERS:
+        term_cache.save(term_cache.terms_file(session.root, cache, analyser),
+                        term_cache.snapshot_key(hashes, analyser), TermCounts(texts, analyser))
 
 
 def test_the_first_lexical_ranking_writes_the_cache_beside_the_parse_cache(
@@ -56,12 +64,16 @@ def test_the_first_lexical_ranking_writes_the_cache_beside_the_parse_cache(
 ) -> None:
     root, cache = vault(tmp_path), tmp_path / "cache"
     session = Session.load(root, cache_dir=cache)
-    file = term_cache.terms_file(root, cache)
+    file = term_cache.terms_file(root, cache, BM25_TERMS)
+    hashbag_file = term_cache.terms_file(root, cache)
     assert not file.exists()  # the counts are made when an arm first needs them
     session.rank("owl", "bm25")
     assert file.exists()
+    assert not hashbag_file.exists()  # hashbag's counts stay lazy
     assert file.parent == cache_file(root, "parse", cache).parent
     assert file != cache_file(root, "parse", cache)
+    session.rank("owl", "hashbag")
+    assert hashbag_file.exists() and hashbag_file != file
 
 
 def test_a_warm_load_scores_exactly_as_a_cold_one(tmp_path: Path) -> None:
@@ -117,7 +129,8 @@ def test_an_added_or_removed_card_never_scores_from_the_stale_cache(tmp_path: Pa
 def test_a_garbage_cache_file_only_costs_tokenising(tmp_path: Path) -> None:
     root, cache = vault(tmp_path), tmp_path / "cache"
     cold = Session.load(root, cache_dir=cache)
-    term_cache.terms_file(root, cache).write_bytes(b"not a pickle at all")
+    for analyser in ANALYSERS:
+        term_cache.terms_file(root, cache, analyser).write_bytes(b"not a pickle at all")
     broken = Session.load(root, cache_dir=cache)
     assert scores(broken, "owl heron") == scores(cold, "owl heron")
     assert not [w for w in broken.warnings if w.kind == "arm"]
@@ -126,27 +139,36 @@ def test_a_garbage_cache_file_only_costs_tokenising(tmp_path: Path) -> None:
 def test_a_cache_whose_arrays_do_not_fit_is_not_used(tmp_path: Path) -> None:
     root, cache = vault(tmp_path), tmp_path / "cache"
     cold = Session.load(root, cache_dir=cache)
-    file = term_cache.terms_file(root, cache)
-    key = term_cache.snapshot_key([c.content_hash for c in cold.vault.cards])
     from producer.parse_cache import save_entries
 
-    save_entries(file, term_cache.FORMAT, {  # a term id beyond the vocabulary
-        "key": key, "vocab": [b"owl"], "terms": np.array([0, 5]), "tf": np.array([1, 1]),
-        "ptr": np.array([0, 1, 2, 2]),
-    })
+    for analyser in ANALYSERS:
+        file = term_cache.terms_file(root, cache, analyser)
+        key = term_cache.snapshot_key([c.content_hash for c in cold.vault.cards], analyser)
+        save_entries(file, term_cache.FORMAT, {  # a term id beyond the vocabulary
+            "key": key, "vocab": [b"owl"], "terms": np.array([0, 5]), "tf": np.array([1, 1]),
+            "ptr": np.array([0, 1, 2, 2]),
+        })
     assert scores(Session.load(root, cache_dir=cache), "owl") == scores(cold, "owl")
 
 
 def test_counts_read_back_from_a_cache_equal_the_counts_made() -> None:
-    texts = ["owl owl heron", "", "naïve café wren", "a b c", "किताब owl"]
-    made = TermCounts(texts)
-    vocab = sorted(made.vocab, key=made.vocab.__getitem__)
-    back = TermCounts.from_arrays({t: i for i, t in enumerate(vocab)}, made.terms.astype(np.int32),
-                                  made.tf.astype(np.int32), made.ptr)
-    assert back.vocab == made.vocab
-    for name in ("terms", "tf", "ptr", "docs", "doc_len"):
-        assert getattr(back, name).tobytes() == getattr(made, name).tobytes(), name
-    assert back.terms.dtype == np.int64
+    texts = ["owl owl heron", "", "naïve café wren", "a b c", "किताब owl", "北海道の鶴"]
+    for analyser in ANALYSERS:
+        made = TermCounts(texts, analyser)
+        vocab = sorted(made.vocab, key=made.vocab.__getitem__)
+        back = TermCounts.from_arrays({t: i for i, t in enumerate(vocab)},
+                                      made.terms.astype(np.int32), made.tf.astype(np.int32),
+                                      made.ptr, analyser)
+        assert back.vocab == made.vocab and back.analyser is analyser
+        for name in ("terms", "tf", "ptr", "docs", "doc_len"):
+            assert getattr(back, name).tobytes() == getattr(made, name).tobytes(), name
+        assert back.terms.dtype == np.int64
+
+
+def test_each_analyser_has_its_own_key_and_file(tmp_path: Path) -> None:
+    hashes = ["a1", "b2"]
+    assert term_cache.snapshot_key(hashes) != term_cache.snapshot_key(hashes, BM25_TERMS)
+    assert term_cache.terms_file(tmp_path) != term_cache.terms_file(tmp_path, None, BM25_TERMS)
 
 
 # Mostly ASCII with the non-ASCII cases that matter: accents, combining marks, the

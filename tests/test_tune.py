@@ -115,6 +115,21 @@ def test_write_changes_only_search_and_keeps_comments(tmp_path: Path, capsys) ->
     assert session.search.fusion_config().label() == winner
 
 
+def test_a_refused_write_says_one_fix_its_own(tmp_path: Path, capsys) -> None:
+    """An edit's refusal carries its fix (here: a read-only hql.toml; a full disk names
+    the disk): tune adds no second, contradictory one."""
+    vault = tmp_path / "birds"
+    shutil.copytree(BIRDS, vault)
+    toml = vault / "hql.toml"
+    toml.chmod(0o444)
+    code = main(["tune", str(vault), str(vault / "queries.toml"), "--grid", "small", "--write"])
+    _, err = capsys.readouterr()
+    refusal = err.strip().splitlines()[-1]
+    assert code == 1 and refusal.count("; fix:") == 1
+    assert refusal == (f"hql-tui tune: {toml}: is read-only, so it was not changed; fix: make "
+                       "it writable (chmod u+w hql.toml) and try again")
+
+
 def test_cli_refuses_too_few_queries_with_one_line(tmp_path: Path, capsys) -> None:
     queries = tmp_path / "q.toml"
     queries.write_text('[[query]]\ntext = "owl"\nkind = "keyword"\nrelevant = ["barn-owl"]\n',

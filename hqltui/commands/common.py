@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from producer.terminal import shown
 from producer.wording import with_fix
@@ -21,16 +22,32 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # exit 2 with one line, as argparse does
+    def error(self, message: str) -> NoReturn:  # exit 2 with one line, as argparse does
         self.print_usage(sys.stderr)
         raise UsageError(f"{self.prog}: error: {message}")
+
+
+def strict_json(data: Any, indent: int | None = 2) -> str:
+    """``data`` as strict JSON: a float that is not finite (which ``json`` would write as
+    ``Infinity`` or ``NaN``, which no JSON parser reads) is written ``null``."""
+    return json.dumps(_finite(data), indent=indent, ensure_ascii=False, allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def refuse(args: argparse.Namespace, label: str, message: str, fix: str | None) -> int:
     """A command that cannot answer: one line on stderr and, under ``--json``, the
     object ``{"error": {"message": …, "fix": …}}`` on stdout, so scripts parse it."""
     if getattr(args, "json", False):
-        print(json.dumps({"error": {"message": message, "fix": fix}}, ensure_ascii=False))
+        print(strict_json({"error": {"message": message, "fix": fix}}, indent=None))
     print(shown(f"{label}: {with_fix(message, fix)}"), file=sys.stderr)
     return FAILED
 
@@ -44,14 +61,19 @@ def refusal_lines(refusal: Any) -> list[str]:
     return [f"  refused: {shown(with_fix(refusal.message, fix))}"]
 
 
-def positive_int(value: str) -> int:
+def whole_number(value: str, minimum: int = 1, why: str = "") -> int:
+    """An option's whole number of at least ``minimum`` (``why``: the reason, shown)."""
     try:
         number = int(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"`{value}` is not a whole number") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
+    if number < minimum:
+        raise argparse.ArgumentTypeError(f"must be at least {minimum}{why}")
     return number
+
+
+def positive_int(value: str) -> int:
+    return whole_number(value)
 
 
 def run_command(
@@ -86,11 +108,13 @@ def labelled_session(args: argparse.Namespace, label: str) -> tuple[list[Any], A
     ``[search]``: fusion needs its settings)."""
     from pathlib import Path
 
-    from hqltui.core.evaluation import QueriesError, read_queries
+    from hqltui.core.evaluation import QueriesError, read_labelled
     from hqltui.core.session import Session
 
     try:
-        queries = read_queries(Path(args.queries))
+        queries, warnings = read_labelled(Path(args.queries))
+        for warning in warnings:
+            print(shown(f"{label}: {warning}"), file=sys.stderr)
         session = Session.load(args.vault)
     except QueriesError as exc:
         return refuse(args, label, str(exc), exc.fix or f"fix {args.queries}")

@@ -27,7 +27,6 @@ the files cannot be used), 2 on usage errors.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -37,6 +36,7 @@ from hqltui.commands.common import (
     UsageError,
     labelled_session,
     run_command,
+    strict_json,
 )
 from hqltui.core.evaluation import (
     DEPTH,
@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
         }
         if args.per_query:
             data["lost"] = {row: report.lost(row) for row in report.fused}
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        print(strict_json(data))
     else:
         label = session.search.fusion_config().label()
         out = [f"{len(queries)} queries on {args.vault}; hybrid = {label} over "

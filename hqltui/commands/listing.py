@@ -3,43 +3,23 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
-from hqltui.core.config import AppConfig, load_app_config
+from hqltui.core.config import load_app_config
+from hqltui.core.index_setting import index_line
 from hqltui.core.oneline import link_target
 from producer.parse_cache import ParseCache
 from producer.terminal import shown
 from producer.vault import load_vault, vault_problem
 
 
-def _table(rows: list[tuple[str, ...]]) -> list[str]:
+def _table(rows: Sequence[tuple[str, ...]]) -> list[str]:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return [
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in rows
     ]
-
-
-def index_line(root: str, config: AppConfig) -> str:
-    """The `index` line: what `[semantics] index` names and whether the file is there
-    (the MCP `status` tool returns the same line)."""
-    if config.file_error:
-        return f"index  unusable: {shown(config.file.name)} cannot be read (see warnings)"
-    if "semantics" in config.errors:
-        return f"index  unusable: {shown(config.errors['semantics'])}"
-    if config.index is None:
-        return (
-            'index  none configured: add `[semantics] index = ".hql/index.sqlite"` '
-            "to hql.toml, then run `hql-semantics build`"
-        )
-    path = config.index_path
-    if path is not None and path.is_dir():
-        state = "a directory, not an index file: name a file in `[semantics] index`"
-    elif path is not None and path.is_file():
-        state = "present"
-    else:
-        state = f"not built yet: run `hql-semantics build --vault {root} --out {path}`"
-    return f"index  {shown(config.index)}  ({shown(state)})"
 
 
 def list_vault(root: str) -> int:

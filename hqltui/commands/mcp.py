@@ -74,9 +74,12 @@ def run(args: argparse.Namespace) -> int:
 
     start.done()
 
-    anyio.run(lambda: serve(served, allow_build=args.allow_build,
-                            live=args.allow_remote_embedding))
-    return 0
+    wire = anyio.run(lambda: serve(served, allow_build=args.allow_build,
+                                   live=args.allow_remote_embedding))
+    if wire.stopped is None:
+        return 0  # the client ended its input
+    print(shown(f"hql-tui mcp: {wire.stopped}"), file=sys.stderr)
+    return FAILED if wire.signal is None else 128 + wire.signal
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,19 +2,28 @@
 
 Exit status: 0 when every requested arm answered, 1 when any refused (the
 others are still printed) or the vault/``hql.toml`` cannot be used, 2 on usage
-errors. The JSON shape is documented in the README ("hql-tui query --json").
+errors. The JSON shape is documented in docs/cli.md ("hql-tui query --json").
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hqltui.commands.common import Parser, positive_int, refusal_lines, refuse, run_command
+from hqltui.commands.common import (
+    Parser,
+    positive_int,
+    refusal_lines,
+    refuse,
+    run_command,
+    strict_json,
+)
 from hqltui.core.names import HYBRID, LEXICAL_ARMS
 from hqltui.core.results import MODES, all_warnings, rankings, rankings_json, search_refusal
 from producer.terminal import shown
+
+if TYPE_CHECKING:  # for annotations only: no import at run time
+    from hqltui.core.session import Session
 
 
 def parser() -> argparse.ArgumentParser:
@@ -59,7 +68,7 @@ def _provenance(ranking: Any) -> str:
     return "; ".join(parts)
 
 
-def render_text(arms: dict[str, Any], session: Any, out: list[str]) -> None:
+def render_text(arms: dict[str, Any], session: Session, out: list[str]) -> None:
     for name, ranking in arms.items():
         label = name if name != "hybrid" else f"hybrid ({_fused_lexical(ranking)} + semantic)"
         out.append(f"{label}  [{shown(_provenance(ranking))}]" if ranking.retrieval else label)
@@ -101,7 +110,7 @@ def passages_label(recipe: Any) -> str:
             f"{recipe['overlap']} tokens)")
 
 
-def passage_line(session: Any, hit: Any) -> str:
+def passage_line(session: Session, hit: Any) -> str:
     """``passage N: <its text on one line>``: what answered a semantic hit."""
     from hqltui.core.oneline import one_line
 
@@ -132,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     refused = any(r.refusal is not None for r in arms.values())
     if args.json:
         data = rankings_json(session, str(args.vault), args.text, args.limit, arms)
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        print(strict_json(data))
     else:
         out: list[str] = [f"query  {shown(repr(args.text))}  in {shown(args.vault)}", ""]
         render_text(arms, session, out)

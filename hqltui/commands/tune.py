@@ -15,13 +15,22 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import json
 import math
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TextIO
 
-from hqltui.commands.common import Parser, labelled_session, positive_int, refuse, run_command
+from hqltui.commands.common import (
+    Parser,
+    labelled_session,
+    positive_int,
+    refuse,
+    run_command,
+    strict_json,
+    whole_number,
+)
 from producer.terminal import shown, shown_lines
+from producer.wording import FIX_LEAD
 
 SHOWN_ROWS = 15
 
@@ -34,8 +43,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("vault", help="the vault directory")
     p.add_argument("queries", help="a TOML file of [[query]] text, relevant, kind")
     p.add_argument("--grid", choices=tuple(GRIDS), default="default",
-                   help="the configurations to try (README: `hql-tui tune`)")
-    p.add_argument("--folds", type=positive_int, help="cross-validation folds; "
+                   help="the configurations to try (docs/cli.md: `hql-tui tune`)")
+    p.add_argument("--folds", type=fold_number, help="cross-validation folds; "
                    "default min(5, the fewest queries of a kind)")
     p.add_argument("--write", action="store_true",
                    help="put the winner into hql.toml's [search] (shows the change)")
@@ -43,6 +52,22 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--live", action="store_true", help="allow live http query embedding")
     return p
+
+
+def fold_number(value: str) -> int:
+    """``--folds``: cross-validation holds one fold out, so one fold is not enough."""
+    return whole_number(value, 2, " (each fold is scored on queries the others hold out)")
+
+
+def progress_line(stream: TextIO) -> Callable[[int, int], None]:
+    """A line on a terminal rewritten as configurations are scored (10,000 queries take
+    minutes), ended when the last one is; scripts (not a terminal) get no progress."""
+    def said(done: int, total: int) -> None:
+        end = "\n" if done == total else "\r"
+        print(f"hql-tui tune: {done} of {total} configurations scored\x1b[K", end=end,
+              file=stream, flush=True)
+
+    return said
 
 
 def table(result: Any, rows: int) -> list[str]:
@@ -100,8 +125,13 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(loaded, int):
         return loaded
     queries, session = loaded
+    said = progress_line(sys.stderr) if sys.stderr.isatty() else None
+    if said is not None:
+        print(f"hql-tui tune: scoring {len(queries)} queries on both arms…", end="\r",
+              file=sys.stderr, flush=True)
     try:
-        result = tune(session, queries, grid=args.grid, folds=args.folds, live=args.live)
+        result = tune(session, queries, grid=args.grid, folds=args.folds, live=args.live,
+                      progress=said)
     except TooFewQueries as exc:
         return refuse(args, "hql-tui tune", str(exc), f"label more queries in {args.queries}")
     if result.refused:
@@ -133,13 +163,16 @@ def run(args: argparse.Namespace) -> int:
                   file=target)
             file = write_search(args.vault, settings)
         except ConfigError as exc:
-            return refuse(args, "hql-tui tune", str(exc), "fix hql.toml, then tune again")
+            # An edit's refusal may carry its own fix (a full disk): never add a second one.
+            refusal = str(exc)
+            fix = None if FIX_LEAD in refusal else "fix hql.toml, then tune again"
+            return refuse(args, "hql-tui tune", refusal, fix)
         if args.json:
             data["written"] = str(file.name)
         else:
             print(shown(f"wrote [search] to {file}"))
     if args.json:
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        print(strict_json(data))
     return 0
 
 

@@ -5,17 +5,22 @@ keeping them here keeps them testable and free of the SDK's import cost.
 
 ``search`` returns exactly ``query --json``'s object (``hqltui.core.results``), with
 each hit given its card's ``name``, ``title``, ``path`` and a ``snippet`` (of the passage
-that answered, where one did).
+that answered, where one did), and the query echoed once: at the top, not again in each
+arm's ``retrieval``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hqltui.core import snippets
-from hqltui.core.names import RANKINGS
+from hqltui.core.arms import ARMS
+from hqltui.core.names import DEFAULT_LEXICAL, RANKINGS
 from hqltui.core.ranking import Passage
 from hqltui.core.results import ALL, rankings, rankings_json, search_refusal
+
+if TYPE_CHECKING:  # for annotations only: no import at run time
+    from hqltui.core.session import Session
 
 LEXICAL_MODE = "lexical"  # the configured lexical arm (`[search] lexical`)
 SEARCH_MODES = (*RANKINGS, LEXICAL_MODE, ALL)
@@ -38,22 +43,24 @@ class Refused(Exception):
 # ------------------------------------------------------------------------ search
 
 
-def snippet(body: str, query: str, width: int = SNIPPET_CHARS) -> str:
-    """At most ``width`` characters of ``body`` around the longest token the query shares
-    with it, else the body's start (``hqltui.core.snippets``)."""
-    return snippets.snippet(body, query, width)
+def snippet(body: str, query: str, width: int = SNIPPET_CHARS, arm: str = DEFAULT_LEXICAL) -> str:
+    """At most ``width`` characters of ``body`` around the longest term the query shares
+    with it (as lexical ``arm`` splits text), else the body's start
+    (``hqltui.core.snippets``)."""
+    return snippets.snippet(body, query, width, analyser=ARMS[arm].analyser)
 
 
-def hit_snippet(session: Any, card: Any, hit: dict[str, Any], text: str) -> str:
+def hit_snippet(session: Session, card: Any, hit: dict[str, Any], text: str) -> str:
     """The passage that answered, when one did and the card is not stale; else the body."""
     found = hit.get("passage")
     passage = Passage(found["ordinal"], found["start"], found["end"]) if found else None
     stale = session.card_status(card.name) == "stale"
     answered = snippets.answered_text(card, passage, stale)
-    return snippet(card.body if answered is None else answered, text)
+    return snippet(card.body if answered is None else answered, text,
+                   arm=session.search.lexical)
 
 
-def search(session: Any, vault: str, text: str, mode: str = DEFAULT_MODE,
+def search(session: Session, vault: str, text: str, mode: str = DEFAULT_MODE,
            limit: int | None = None, *, live: bool = False) -> dict[str, Any]:
     """``query --json``'s object for ``mode``; ``Refused`` when nothing can answer."""
     if not text.strip():
@@ -75,6 +82,7 @@ def search(session: Any, vault: str, text: str, mode: str = DEFAULT_MODE,
         raise Refused(first.message, _fix(first.fix))
     out = rankings_json(session, vault, text, limit, arms)
     for ranking in out["arms"].values():
+        _query_once(ranking["retrieval"])
         if ranking["refusal"] is not None:
             ranking["refusal"]["fix"] = _fix(ranking["refusal"]["fix"])
         for hit in ranking["hits"]:
@@ -82,6 +90,16 @@ def search(session: Any, vault: str, text: str, mode: str = DEFAULT_MODE,
             hit.update(name=card.name, title=card.title, path=card.path,
                        snippet=hit_snippet(session, card, hit, text))
     return out
+
+
+def _query_once(retrieval: dict[str, Any] | None) -> None:
+    """The query is echoed once, at the top: each retrieval (and each arm hybrid fused)
+    answered that same text, and a copy in each made a 1 MB query a 14 MB answer."""
+    if retrieval is None:
+        return
+    retrieval.pop("query", None)
+    for arm in retrieval.get("arms") or ():
+        _query_once(arm)
 
 
 def _fix(fix: str | None) -> str | None:
@@ -95,7 +113,7 @@ def _fix(fix: str | None) -> str | None:
 # ---------------------------------------------------------------------- get_card
 
 
-def get_card(session: Any, name: str) -> dict[str, Any]:
+def get_card(session: Session, name: str) -> dict[str, Any]:
     """One card in full (its text cut at ``TEXT_CHARS``), its links and index status."""
     if name not in session.vault.by_name:
         raise Refused(f"no card is named `{name}`",
@@ -119,7 +137,7 @@ def get_card(session: Any, name: str) -> dict[str, Any]:
 # ------------------------------------------------------------------------ status
 
 
-def index_status(session: Any) -> dict[str, Any]:
+def index_status(session: Session) -> dict[str, Any]:
     """The index summary with up to ``STATUS_NAMES`` names per state."""
     summary = session.index_summary().to_json()
     ix = session.index
@@ -135,9 +153,10 @@ def index_status(session: Any) -> dict[str, Any]:
     return summary
 
 
-def status(session: Any, setting: dict[str, Any], engine: dict[str, Any] | None
+def status(session: Session, setting: str, engine: dict[str, Any] | None
            ) -> dict[str, Any]:
-    """``setting``: the index line of ``hql-tui VAULT --list``; ``engine``: one bounded
+    """``setting``: the index line of ``hql-tui VAULT --list`` (``index_setting.index_line``,
+    a string); ``engine``: one bounded
     engine call's answer, or None when ``[engine]`` is not set."""
     return {
         "vault": str(session.root),
@@ -154,7 +173,7 @@ def status(session: Any, setting: dict[str, Any], engine: dict[str, Any] | None
 # ------------------------------------------------------------------------ verify
 
 
-def verify(session: Any) -> dict[str, Any]:
+def verify(session: Session) -> dict[str, Any]:
     """``hql-semantics verify``'s report for the configured index."""
     from producer.index import StoreError
     from producer.verify import verify as run_verify
@@ -175,7 +194,7 @@ def verify(session: Any) -> dict[str, Any]:
 ENGINE_TIMEOUT = 10.0  # seconds: the status tool's one engine call, never retried
 
 
-def engine_status(session: Any) -> dict[str, Any] | None:
+def engine_status(session: Session) -> dict[str, Any] | None:
     """None without ``[engine]``; else the engine table's indexes from one call with a
     short timeout and no retry (``state`` ``ok``), or why there are none (``refused`` /
     ``failed``, with the message and its fix)."""

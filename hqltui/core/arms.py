@@ -6,8 +6,9 @@ and the record its retrieval carries (model, revision, metric). The session, the
 these registries; adding an arm is its name and kind in ``hqltui.core.names`` (what
 menus and the config read without loading numpy) and its scorer here (and its test).
 
-* A **lexical** arm builds a structure once per vault snapshot from the shared
-  term counts (``build``) and scores a query with it (``score``: every card's
+* A **lexical** arm builds a structure once per vault snapshot from the term
+  counts of its ``analyser`` (``build``; hashbag's tokens, or bm25's own
+  analyser: ``hqltui.core.bm25_analyser``) and scores a query with it (``score``: every card's
   score, aligned with the vault's names; ``cut`` is the deepest rank anyone will
   read, so an arm may refine only what can decide it).
 * The **semantic** arm scores with the vault's embedding index; the session does
@@ -20,7 +21,7 @@ menus and the config read without loading numpy) and its scorer here (and its te
 * **hybrid** fuses one lexical arm with the semantic arm by a fusion method
   named in ``FUSIONS`` (``rrf``, ``convex``, ``adaptive``: ``hqltui.core.fusion``;
   their names and summaries live in ``hqltui.core.names``, their only home);
-  ``DEFAULT_FUSION`` is the one chosen by measurement (README, "Choosing the
+  ``DEFAULT_FUSION`` is the one chosen by measurement (docs/ranking.md, "Choosing the
   default fusion").
 """
 
@@ -33,12 +34,13 @@ from typing import Any
 import numpy as np
 
 from hqltui.core import fusion, hybrid
+from hqltui.core.bm25_analyser import BM25_MODEL, BM25_REVISION, BM25_TERMS
 from hqltui.core.lexical import (
     BM25,
-    BM25_MODEL,
-    BM25_REVISION,
     HASHBAG_MODEL,
     HASHBAG_REVISION,
+    HASHBAG_TOKENS,
+    Analyser,
     Hashbag,
     TermCounts,
 )
@@ -59,6 +61,7 @@ class Arm:
     revision: str = ""
     build: Callable[[TermCounts], Any] | None = None  # lexical: structure from the counts
     score: Callable[[Any, str, int | None], np.ndarray] | None = None  # (built, text, cut)
+    analyser: Analyser = HASHBAG_TOKENS  # lexical: how its counts, snippets and marks split text
 
 
 def _hashbag_scores(built: Hashbag, text: str, cut: int | None) -> np.ndarray:
@@ -73,9 +76,9 @@ def _bm25_scores(built: BM25, text: str, cut: int | None) -> np.ndarray:
 # How each arm of ``names.ARM_KINDS`` scores (its kind and order come from there).
 _SCORERS: dict[str, dict[str, Any]] = {
     "hashbag": {"metric": "cosine", "model": HASHBAG_MODEL, "revision": HASHBAG_REVISION,
-                "build": Hashbag, "score": _hashbag_scores},
+                "build": Hashbag, "score": _hashbag_scores, "analyser": HASHBAG_TOKENS},
     "bm25": {"metric": "bm25", "model": BM25_MODEL, "revision": BM25_REVISION, "build": BM25,
-             "score": _bm25_scores},
+             "score": _bm25_scores, "analyser": BM25_TERMS},
     "semantic": {"metric": "cosine"},
 }
 ARMS: dict[str, Arm] = {name: Arm(name, kind, **_SCORERS[name])

@@ -18,6 +18,7 @@ the workspace, the host) is read in ``hqltui.core.engine.settings``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,8 @@ from hqltui.core.fusion import (
     FusionConfig,
     check_adaptive,
     check_alpha,
+    check_rrf_k,
+    check_weight,
 )
 from hqltui.core.names import DEFAULT_LEXICAL, LEXICAL_ARMS
 from producer.config import (
@@ -208,12 +211,14 @@ def search_table(table: Any, file: Path) -> SearchConfig:
         if not isinstance(raw, dict):
             raise ConfigError(f"{where} `weights` must be a table with keys lexical, semantic")
         known_keys(raw, ("lexical", "semantic"), f"{file}: [search.weights]")
-        weights = Weights(
-            **{k: number_value(v, f"weights.{k}", where, positive=False) for k, v in raw.items()}
-        )
+        weights = Weights(**{
+            k: _bounded(check_weight, number_value(v, f"weights.{k}", where, positive=False),
+                        f"weights.{k}", where)
+            for k, v in raw.items()})
     rrf_k = default.rrf_k
     if "rrf_k" in table:
-        rrf_k = number_value(table["rrf_k"], "rrf_k", where, positive=True)
+        rrf_k = _bounded(check_rrf_k, number_value(table["rrf_k"], "rrf_k", where,
+                                                   positive=True), "rrf_k", where)
     # rrf_k / weights without `fusion` keep rrf: they were written for it.
     implied = RRF if ("rrf_k" in table or "weights" in table) else default.fusion
     method = string_value(table, "fusion", where) or implied
@@ -263,6 +268,15 @@ def _labels(table: Any, file: Path, where: str) -> str:
         return DEFAULT_LABELS
     return check_inside_path(file.parent, named, file, table="search", key="labels",
                              example=DEFAULT_LABELS)
+
+
+def _bounded(check: Callable[[float, str], float], value: float, key: str, where: str
+             ) -> float:
+    """``check`` (a bound of ``hqltui.core.fusion``) as a refusal of this file's key."""
+    try:
+        return check(value, key)
+    except ValueError as exc:
+        raise ConfigError(f"{where} {exc}") from None
 
 
 def _alpha(value: float, key: str, where: str) -> float:

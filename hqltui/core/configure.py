@@ -45,10 +45,14 @@ def configure_default_index(root: str | Path, index: str = DEFAULT_INDEX) -> Pat
     return file
 
 
-def search_change(settings: dict[str, Any]) -> Any:
+def search_change(settings: dict[str, Any], file: Path) -> Any:
     """A tomlkit edit setting ``settings`` in ``[search]`` (a dict value becomes the
-    sub-table ``[search.<key>]``, replaced whole); every other key and table is kept."""
+    sub-table ``[search.<key>]``, replaced whole); every other key and table is kept.
+    The table it makes is checked as the app reads it (``ConfigError``: nothing is
+    written), so no edit writes a value the next start would refuse."""
     import tomlkit
+
+    from hqltui.core.config import search_table
 
     def change(document: Any) -> None:
         search = document.get("search")
@@ -65,6 +69,7 @@ def search_change(settings: dict[str, Any]) -> Any:
                 search[key] = table
             else:
                 search[key] = value
+        search_table(search.unwrap(), file)
 
     return change
 
@@ -81,7 +86,7 @@ def preview_search(root: str | Path, settings: dict[str, Any]) -> tuple[str, str
         raise ConfigError(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - tomlkit's errors have no common base we need
         raise ConfigError(f"{file}: {exc}") from None
-    search_change(settings)(document)
+    search_change(settings, file)(document)
     return before, tomlkit.dumps(document)
 
 
@@ -89,7 +94,7 @@ def write_search(root: str | Path, settings: dict[str, Any]) -> Path:
     """Set ``settings`` in ``ROOT/hql.toml``'s ``[search]`` (created if absent)."""
     file = Path(root) / CONFIG_NAME
     try:
-        edit_toml(file, search_change(settings))
+        edit_toml(file, search_change(settings, file))
     except TomlFileError as exc:
         raise ConfigError(str(exc)) from None
     return file

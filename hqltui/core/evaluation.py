@@ -15,15 +15,21 @@ and hybrid row on one ``Session`` snapshot (``Report``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hqltui.core.arms import ARMS
 from hqltui.core.fusion import FusionConfig
 from hqltui.core.names import HYBRID, LEXICAL_ARMS, SEMANTIC_ARMS
 from producer.tomlfile import TomlFileError, read_toml
+from producer.vault import read_regular
+from producer.wording import SHOWN
+
+if TYPE_CHECKING:  # for annotations only: no import at run time
+    from hqltui.core.session import Session
 
 DEPTH = 10
 DEFAULT_KIND = "query"  # the kind of an entry that names none
@@ -81,14 +87,71 @@ def parse_queries(data: dict[str, Any], path: Path, *, allow_none: bool = False
 
 
 def read_queries(path: Path) -> list[LabelledQuery]:
-    """Every labelled query of ``path`` (at least one), or ``QueriesError``."""
+    """Every labelled query of ``path`` (at least one, each text once), or ``QueriesError``."""
+    return read_labelled(path)[0]
+
+
+def read_labelled(path: Path) -> tuple[list[LabelledQuery], list[str]]:
+    """``read_queries`` and its warnings: a query written more than once with the same
+    labels counts once (25 copies would weigh 25 times and fake a tiny standard error
+    in ``tune``); written with different labels it is refused, naming both entries."""
     try:
         data = read_toml(path)
     except FileNotFoundError:
         raise QueriesError(f"{path}: no such file") from None
     except TomlFileError as exc:
         raise QueriesError(exc.message, exc.fix) from None
-    return parse_queries(data, path)
+    return distinct_queries(parse_queries(data, path), path)
+
+
+def distinct_queries(queries: list[LabelledQuery], path: Path
+                     ) -> tuple[list[LabelledQuery], list[str]]:
+    """Each text's first entry, and a warning per text written more than once with the
+    same labels; ``QueriesError`` when two entries of one text disagree."""
+    first: dict[str, int] = {}
+    copies: dict[str, list[int]] = {}
+    for i, query in enumerate(queries):
+        at = first.setdefault(query.text, i)
+        if at == i:
+            continue
+        if _labels_of(queries[at]) != _labels_of(query):
+            where = _entry_places(path, len(queries))
+            raise QueriesError(
+                f"{path}: query {query.text!r} is labelled differently in {where(at)} and "
+                f"{where(i)}", f"keep one of the two entries in {path.name}")
+        copies.setdefault(query.text, [at]).append(i)
+    warnings = []
+    if copies:
+        where = _entry_places(path, len(queries))
+        named = [f"{text!r} {len(at)} times ({', '.join(where(i) for i in at[:2])}, …)"
+                 for text, at in copies.items()]
+        rest = len(named) - SHOWN
+        noun = "a query is" if len(named) == 1 else f"{len(named)} queries are"
+        warnings = [f"{path}: {noun} written more than once with the same labels, each "
+                    f"counted once: {', '.join(named[:SHOWN])}"
+                    + (f" and {rest} more" if rest > 0 else "")]
+    return [queries[i] for i in sorted(first.values())], warnings
+
+
+def _labels_of(query: LabelledQuery) -> tuple[Any, ...]:
+    """What an entry says about its text (the order of its cards says nothing)."""
+    return (frozenset(query.relevant), frozenset(query.decoys), query.kind)
+
+
+_ENTRY_HEADER = re.compile(r"^[ \t]*\[\[[ \t]*query[ \t]*\]\]", re.MULTILINE)
+
+
+def _entry_places(path: Path, count: int) -> Callable[[int], str]:
+    """Entry ``i`` (from 0) as ``line N`` of its ``[[query]]`` header, read again from the
+    file (only when a duplicate is reported), else as ``entry i+1``."""
+    try:
+        text = read_regular(path).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    starts = [text.count("\n", 0, m.start()) + 1 for m in _ENTRY_HEADER.finditer(text)]
+    if len(starts) != count:  # entries written inline (query = [{…}]): no header lines
+        return lambda i: f"entry {i + 1}"
+    return lambda i: f"line {starts[i]}"
 
 
 @dataclass(frozen=True)
@@ -212,11 +275,11 @@ CARD_LEVEL = "semantic[cards]"  # the semantic arm on card vectors, where it sco
 
 
 def evaluate(
-    session: Any,
+    session: Session,
     queries: list[LabelledQuery],
     *,
     live: bool = False,
-    fusions: list[FusionConfig] = (),  # type: ignore[assignment]
+    fusions: Sequence[FusionConfig] = (),
     cancelled: Callable[[], bool] | None = None,
 ) -> Report:
     """Every arm and hybrid row on every query; ``cancelled()`` (when given) is asked

@@ -66,7 +66,7 @@ class AdaptiveParams:
     alpha_prose: float = 0.8  # α when it has none (four words or more of plain prose)
     words_short: float = 2.0  # this many words or fewer: fully short
     words_long: float = 4.0  # this many or more: not short at all
-    idf_weight: float = 0.0  # share of the rare-token cue (0: off, see the README)
+    idf_weight: float = 0.0  # share of the rare-token cue (0: off, see docs/ranking.md)
     idf_low: float = 0.35  # mean normalised idf at or below which tokens are common
     idf_high: float = 0.65  # ... and at or above which they are rare
     gap_weight: float = 0.5  # how far the lexical arm's confidence moves α (0: not at all)
@@ -150,12 +150,9 @@ def parse_fusion(text: str, base: FusionConfig | None = None) -> FusionConfig:
         if not math.isfinite(number):
             raise ValueError(f"`{key}` must be a finite number")
         if key == "k":
-            if number <= 0:
-                raise ValueError("`k` must be above 0")
-            config = replace(config, k=number)
+            config = replace(config, k=check_rrf_k(number, key))
         elif key in ("wlex", "wsem"):
-            if number < 0:
-                raise ValueError(f"`{key}` must be at least 0")
+            check_weight(number, key)
             w = config.weights
             config = replace(config, weights=(number, w[1]) if key == "wlex" else (w[0], number))
         elif key == "alpha":
@@ -167,6 +164,25 @@ def parse_fusion(text: str, base: FusionConfig | None = None) -> FusionConfig:
     config = replace(config, adaptive=adaptive)
     check_adaptive(config.adaptive)
     return config
+
+
+# rrf's bounds: w / (k + rank) stays a finite float (and fusion keeps its meaning)
+# for every k and w within them; 1e-300 or 1.7e308 would make scores infinite.
+RRF_K_RANGE = (1e-3, 1e6)
+WEIGHT_MAX = 1e6
+
+
+def check_rrf_k(value: float, key: str = "rrf_k") -> float:
+    low, high = RRF_K_RANGE
+    if not low <= value <= high:
+        raise ValueError(f"`{key}` must be between {low:g} and {high:g}")
+    return value
+
+
+def check_weight(value: float, key: str) -> float:
+    if not 0.0 <= value <= WEIGHT_MAX:
+        raise ValueError(f"`{key}` must be between 0 and {WEIGHT_MAX:g}")
+    return value
 
 
 def check_alpha(value: float, key: str = "alpha") -> float:
@@ -258,15 +274,18 @@ def _flat(s: np.ndarray, norm: str) -> Normalised:
 
 @dataclass(frozen=True)
 class QueryStats:
-    """The query and how common each of its tokens is in the vault (the same document
-    frequencies bm25's idf uses): what the signals read. ``holds(position, token)``
-    says whether the card at ``position`` holds ``token`` (``DocFreq.holds``); without
-    it the ``ident`` signal is 0."""
+    """The query and how common each of its tokens is in the vault (the document
+    frequencies of the fused lexical arm's analyser: for bm25 the ones its idf
+    uses): what the signals read. ``holds(position, token)`` says whether the card
+    at ``position`` holds ``token`` (``DocFreq.holds``); without it the ``ident``
+    signal is 0. ``terms`` splits text as those counts were made (``DocFreq.terms``;
+    default hashbag's ``tokens``), for the ``ident`` and ``name`` signals."""
 
     text: str
     cards: int
     df: dict[str, int]  # each distinct token of the query -> cards holding it (0: none)
     holds: Callable[[int, str], bool] | None = None
+    terms: Callable[[str], list[str]] = tokens
 
 
 def idf(df: int, cards: int) -> float:
@@ -341,7 +360,7 @@ def signals(stats: QueryStats, lexical: np.ndarray, semantic: np.ndarray,
         sem10 = set(semantic[:10].tolist())
         out["overlap"] = len(sem10.intersection(lexical[:10].tolist())) / len(sem10)
     if names is not None and lexical.size:
-        out["name"] = name_share(stats.text, names[int(lexical[0])])
+        out["name"] = name_share(stats.text, names[int(lexical[0])], stats.terms)
     if lexical.size:
         out["ident"] = identifier(stats, int(lexical[0]),
                                   int(semantic[0]) if semantic.size else None)
@@ -363,7 +382,7 @@ def identifier(stats: QueryStats, lexical_top: int, semantic_top: int | None) ->
     for word in stats.text.split():
         if not CODE_WORD.search(word):
             continue
-        for token in dict.fromkeys(tokens(word)):
+        for token in dict.fromkeys(stats.terms(word)):
             df = stats.df.get(token, 0)
             if df <= 0 or rarity(df, stats.cards) < IDENT_RARE:
                 continue
@@ -373,13 +392,13 @@ def identifier(stats: QueryStats, lexical_top: int, semantic_top: int | None) ->
     return 0.0
 
 
-def name_share(query: str, name: str) -> float:
+def name_share(query: str, name: str, terms: Callable[[str], list[str]] = tokens) -> float:
     """The share of ``query``'s distinct tokens that spell ``name`` (a card's name),
     when the query holds all of the name's tokens; else 0. Why: a query that
     contains a card's whole name was most likely typed to find that card, and
     the more of the query the name is, the surer that is (``make`` in a
     ten-word sentence is a verb, not a request for ``make.1``)."""
-    asked, named = set(tokens(query)), set(tokens(name))
+    asked, named = set(terms(query)), set(terms(name))
     if not asked or not named or not named <= asked:
         return 0.0
     return len(named) / len(asked)

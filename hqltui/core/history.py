@@ -3,7 +3,9 @@
 Where: ``$HQL_TUI_HISTORY`` (a file path) if set, else
 ``$XDG_STATE_HOME/hql-tui/history.jsonl``, else
 ``~/.local/state/hql-tui/history.jsonl``. A history that cannot be read or
-written never stops the app: it is simply empty, or not saved.
+written never stops the app: it is simply empty, or not saved. A path that is
+not a regular file (a FIFO, a device) is never opened for reading nor replaced:
+``notice`` says so once.
 """
 
 from __future__ import annotations
@@ -30,11 +32,19 @@ class History:
         self.path = path if path is not None else default_path()
         self.limit = limit
         self.entries: list[str] = []
+        self.notice: str | None = None  # why the file is not used, shown once
 
     def load(self) -> list[str]:
+        from producer.vault import NotRegularFile, read_regular
+
         entries: list[str] = []
         try:
-            lines = self.path.read_text(encoding="utf-8").splitlines()
+            # A regular file only: a FIFO named by $HQL_TUI_HISTORY would block the load.
+            lines = read_regular(self.path).decode("utf-8").splitlines()
+        except NotRegularFile as exc:
+            lines = []
+            self.notice = (f"{self.path}: {exc.strerror}; the query history is neither "
+                           f"read nor saved (set {ENV} to a file)")
         except (OSError, UnicodeDecodeError):
             lines = []
         for line in lines:
@@ -61,6 +71,8 @@ class History:
         return self.save()
 
     def save(self) -> bool:
+        if self.notice is not None:
+            return False  # never replace what is not a regular file
         data = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in self.entries)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -144,8 +144,9 @@ def fuse(
     if limit is not None:
         order = order[: max(0, limit)]
     ranks = [
-        {int(i): ArmScore(r, float(arm.scores[i])) for r, i in enumerate(top.tolist(), start=1)}
-        for arm, (top, _) in zip(arms, chosen, strict=True)
+        {int(i): ArmScore(r, float(s))
+         for r, (i, s) in enumerate(zip(top.tolist(), scores.tolist(), strict=True), start=1)}
+        for top, scores in chosen
     ]
     hits = tuple(
         Hit(

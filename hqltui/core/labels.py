@@ -27,6 +27,7 @@ from typing import Any
 
 from hqltui.core.config import DEFAULT_LABELS
 from hqltui.core.evaluation import DEFAULT_KIND, LabelledQuery, QueriesError, parse_queries
+from producer.config import ConfigError, check_inside_path
 from producer.tomlfile import TomlFileError, edit_toml, read_toml
 
 KINDS: tuple[str | None, ...] = ("paraphrase", "keyword", None)  # the kind key cycles
@@ -246,7 +247,15 @@ def labels_path(config: Any) -> tuple[Path, str | None]:
     error = getattr(config, "errors", {}).get("search")
     if error:
         return root / DEFAULT_LABELS, f"{error}; labelling is off until [search] is fixed"
-    return root / config.search.labels, None
+    named = config.search.labels
+    try:  # the default name too: a `queries.toml` linked outside must not be written through
+        check_inside_path(root, named, config.file, table="search", key="labels",
+                          example=DEFAULT_LABELS)
+    except ConfigError:  # a name [search] accepted: only a link can lead it out
+        return root / named, (f"{root / named}: the labels file leads outside the vault "
+                              "through a symlink, so nothing is written through it; "
+                              "labelling is off until it is fixed")
+    return root / named, None
 
 
 def vault_labels(config: Any, previous: Labels | None = None) -> Labels:

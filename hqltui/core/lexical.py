@@ -1,7 +1,10 @@
-"""The tokeniser and the ``hashbag`` lexical scorer (``hql.hashbag.v1``).
+"""hashbag's tokeniser and scorer (``hql.hashbag.v1``), and both lexical arms' structures.
 
-This module is the single home of the tokenising rule; every other part of the
-project (bm25, the eval command, fixture tests) imports it from here.
+This module is the single home of hashbag's tokenising rule (``tokens``: what
+``hql`` does, bit for bit; the engine is sent these tokens too). bm25 has an
+analyser of its own (``hqltui.core.bm25_analyser``); each arm names its
+``Analyser`` (``hqltui.core.arms``), and every part that splits text for an arm
+(its term counts, the fusion signals, snippets, highlighting) asks that one.
 
 The scorer is bit-exact with ``hql``'s ``lexical`` matcher:
 
@@ -21,18 +24,19 @@ The scorer is bit-exact with ``hql``'s ``lexical`` matcher:
 6. The score of a query against a text is the dot product of their vectors.
 
 One snapshot's structures are built once: ``TermCounts`` (the vocabulary and
-per-card term counts), then from it, separately, ``Hashbag`` (the matrix, one
-column per card, each bit-for-bit the scalar ``hashbag_vector``) and ``BM25``
-(the inverted index, postings with their precomputed term weights), so a
-session can let one of them refuse without the other. ``LexicalIndex`` bundles
-all three.
+per-card term counts, by one analyser), then from hashbag's counts ``Hashbag``
+(the matrix, one column per card, each bit-for-bit the scalar ``hashbag_vector``)
+and from bm25's counts ``BM25`` (the inverted index, postings with their
+precomputed term weights), so a session can let one of them refuse without the
+other (``hqltui.core.lexical_index`` bundles them).
 
 * ``hashbag_scores(query)`` is one matrix-vector product; the positions that
   can reach the requested cut are then rescored with sequential sums
   (``exact_hashbag``) so every score shown equals ``hashbag_score`` bit for bit.
 * ``bm25_scores(query)`` is Okapi BM25 (``k1 = 1.2``, ``b = 0.75``,
-  ``idf = ln(1 + (N - n + 0.5) / (n + 0.5))``) over the same tokens, summed over
-  the query's tokens with their repeats; its model id is ``hqltui.bm25.v1``.
+  ``idf = ln(1 + (N - n + 0.5) / (n + 0.5))``) over the terms of bm25's analyser,
+  summed over the query's terms with their repeats; its model id is
+  ``hqltui.bm25.v2`` (v1 scored hashbag's tokens).
 
 Only ``numpy`` and ``regex`` are needed: no Textual, no torch.
 """
@@ -42,19 +46,18 @@ from __future__ import annotations
 import math
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import regex
 
 __all__ = [
+    "Analyser",
+    "HASHBAG_TOKENS",
     "BM25_B",
     "BM25_K1",
-    "BM25_MODEL",
-    "BM25_REVISION",
     "BM25",
     "Hashbag",
-    "LexicalIndex",
     "TermCounts",
     "FNV_OFFSET_BASIS",
     "FNV_PRIME",
@@ -69,14 +72,13 @@ __all__ = [
     "hashbag_vector",
     "token_bytes",
     "tokens",
+    "word_bytes",
 ]
 
 HASHBAG_MODEL = "hql.hashbag.v1"
 HASHBAG_REVISION = "0.1.0"
 HASHBAG_DIMENSIONS = 256
 
-BM25_MODEL = "hqltui.bm25.v1"
-BM25_REVISION = "0.1.0"
 BM25_K1 = 1.2
 BM25_B = 0.75
 
@@ -128,16 +130,16 @@ _ASCII_FOLD = bytes(
 _HIGH = regex.compile(rb"[\x80-\xff]+")
 
 
-def token_bytes(text: str) -> list[bytes]:
-    """The UTF-8 bytes of ``tokens(text)``, fast for text that is mostly ASCII.
+def word_bytes(text: str, slow: Callable[[str], list[str]]) -> list[bytes]:
+    """The UTF-8 bytes of ``slow(text)``, with ``slow`` run only on non-ASCII words: the
+    fast path both lexical tokenisers share for text that is mostly ASCII.
 
-    For ASCII the rule reduces to: lowercase, split on everything but
+    For ASCII both rules reduce to: lowercase, split on everything but
     ``[a-z0-9]``, drop pieces of one byte. So the whole text is folded that way
     as bytes, and only the words holding a non-ASCII character go through
-    ``tokens`` (a word ends at an ASCII separator, which no multi-byte UTF-8
+    ``slow`` (a word ends at an ASCII separator, which no multi-byte UTF-8
     sequence contains; ASCII letters lowercased first change neither byte
-    lengths nor the final-sigma context, and ``tokens`` measures a piece before
-    lowercasing, so the Kelvin sign stays as ``k``).
+    lengths, nor the final-sigma context, nor what bm25's analyser folds them to).
     """
     folded = text.encode("utf-8").translate(_ASCII_FOLD)
     if text.isascii():
@@ -152,10 +154,44 @@ def token_bytes(text: str) -> list[bytes]:
         word_end = folded.find(b" ", end)
         word_end = len(folded) if word_end < 0 else word_end
         out.extend(p for p in folded[done:word_start].split() if len(p) > 1)
-        out.extend(t.encode("utf-8") for t in tokens(folded[word_start:word_end].decode("utf-8")))
+        out.extend(t.encode("utf-8") for t in slow(folded[word_start:word_end].decode("utf-8")))
         done = word_end
     out.extend(p for p in folded[done:].split() if len(p) > 1)
     return out
+
+
+def token_bytes(text: str) -> list[bytes]:
+    """The UTF-8 bytes of ``tokens(text)``, fast for text that is mostly ASCII
+    (``tokens`` measures a piece before lowercasing, so the Kelvin sign stays as ``k``)."""
+    return word_bytes(text, tokens)
+
+
+class Analyser:
+    """How one lexical arm splits text: ``counts`` a card's terms as UTF-8 bytes (what
+    ``TermCounts`` counts), ``query`` a query's terms, ``spans`` each term of a text
+    with the span of the original characters it came from (what a display marks).
+    ``name`` keys the term-count cache. hashbag's is ``HASHBAG_TOKENS``; bm25's is
+    ``bm25_analyser.BM25_TERMS``."""
+
+    __slots__ = ("name", "counts", "query", "spans")
+
+    def __init__(self, name: str, counts: Callable[[str], list[bytes]],
+                 query: Callable[[str], list[str]],
+                 spans: Callable[[str], Iterable[tuple[str, int, int]]]) -> None:
+        self.name, self.counts, self.query, self.spans = name, counts, query, spans
+
+    def __repr__(self) -> str:
+        return f"Analyser({self.name!r})"
+
+
+def _token_terms(text: str) -> Iterator[tuple[str, int, int]]:
+    for start, end in iter_token_spans(text):
+        yield text[start:end].lower(), start, end
+
+
+# The counting function is looked up when called, so a test can put a real defect
+# into it (``tests/broken_arms.py``).
+HASHBAG_TOKENS = Analyser(HASHBAG_MODEL, lambda text: token_bytes(text), tokens, _token_terms)
 
 
 def fnv1a64(data: bytes) -> int:
@@ -256,28 +292,30 @@ def _stable_order(keys: np.ndarray, bound: int) -> np.ndarray:
 
 
 class TermCounts:
-    """Per-card term counts of a list of texts: what both lexical arms are built from.
+    """Per-card term counts of a list of texts, by one analyser (default hashbag's):
+    what a lexical arm is built from.
 
     ``terms``/``tf``/``docs`` are parallel arrays (one entry per distinct term
     of a card, cards in order); ``ptr[i]:ptr[i + 1]`` is card ``i``'s slice.
     """
 
-    def __init__(self, texts: Sequence[str]) -> None:
-        # Terms are keyed by their UTF-8 bytes (what FNV-1a hashes); 1-byte pieces
-        # that the fast path keeps are dropped below, as ``tokens`` drops them.
+    def __init__(self, texts: Sequence[str], analyser: Analyser = HASHBAG_TOKENS) -> None:
+        # Terms are keyed by their UTF-8 bytes (what FNV-1a hashes).
         # A missing term gets the next id: ``vocab[t]`` inserts ``len(vocab)``.
         vocab: defaultdict[bytes, int] = defaultdict()
         vocab.default_factory = vocab.__len__
         term_ids = array("q")
         tfs = array("q")
         doc_ptr = array("q", [0])
+        count = analyser.counts
         for text in texts:
-            counts = Counter(token_bytes(text))
+            counts = Counter(count(text))
             term_ids.extend(map(vocab.__getitem__, counts))
             tfs.extend(counts.values())
             doc_ptr.append(len(term_ids))
         vocab.default_factory = None
         self._set(
+            analyser,
             dict(vocab),
             np.frombuffer(term_ids, dtype=np.int64) if term_ids else np.zeros(0, np.int64),
             np.frombuffer(tfs, dtype=np.int64) if tfs else np.zeros(0, np.int64),
@@ -286,7 +324,8 @@ class TermCounts:
 
     @classmethod
     def from_arrays(
-        cls, vocab: dict[bytes, int], terms: np.ndarray, tf: np.ndarray, ptr: np.ndarray
+        cls, vocab: dict[bytes, int], terms: np.ndarray, tf: np.ndarray, ptr: np.ndarray,
+        analyser: Analyser = HASHBAG_TOKENS,
     ) -> TermCounts:
         """Counts made earlier (a cache): the same arrays ``__init__`` would make.
 
@@ -303,13 +342,15 @@ class TermCounts:
         ):
             raise ValueError("term counts that do not fit together")
         made = cls.__new__(cls)
-        made._set(vocab, terms, tf, ptr)
+        made._set(analyser, vocab, terms, tf, ptr)
         return made
 
     def _set(
-        self, vocab: dict[bytes, int], terms: np.ndarray, tf: np.ndarray, ptr: np.ndarray
+        self, analyser: Analyser, vocab: dict[bytes, int], terms: np.ndarray, tf: np.ndarray,
+        ptr: np.ndarray,
     ) -> None:
         n = ptr.size - 1
+        self.analyser = analyser
         self.size = n
         self.vocab = vocab
         self.terms = terms
@@ -321,10 +362,13 @@ class TermCounts:
 
 class DocFreq:
     """How many cards hold each term: the vault's document frequencies, which the
-    adaptive fusion's IDF signal reads (the same counts bm25's idf uses)."""
+    adaptive fusion's IDF signal reads (the counts of the fused lexical arm's
+    analyser; for bm25 the ones its idf uses). ``terms`` splits a query as they
+    were counted."""
 
     def __init__(self, counts: TermCounts) -> None:
         self.size = counts.size
+        self.terms = counts.analyser.query
         self.vocab = counts.vocab
         self.df = np.bincount(counts.terms, minlength=len(counts.vocab))
         self._terms, self._ptr = counts.terms, counts.ptr  # shared, not copied
@@ -339,9 +383,9 @@ class DocFreq:
         return bool(np.any(own == tid))
 
     def of(self, text: str) -> dict[str, int]:
-        """Each distinct token of ``text`` -> the number of cards holding it (0: none)."""
+        """Each distinct term of ``text`` -> the number of cards holding it (0: none)."""
         out: dict[str, int] = {}
-        for term in dict.fromkeys(tokens(text)):
+        for term in dict.fromkeys(self.terms(text)):
             tid = self.vocab.get(term.encode("utf-8"))
             out[term] = 0 if tid is None else int(self.df[tid])
         return out
@@ -409,6 +453,7 @@ class BM25:
         n = counts.size
         self.size = n
         self.vocab = counts.vocab
+        self.terms = counts.analyser.query
         terms, tf = counts.terms, counts.tf
         order = _stable_order(terms, len(counts.vocab))
         self.post_docs = counts.docs[order].astype(np.int32)
@@ -425,45 +470,12 @@ class BM25:
         self.post_weight = np.repeat(idf, df) * (post_tf * (BM25_K1 + 1.0)) / (post_tf + norm)
 
     def scores(self, query: str) -> np.ndarray:
-        """Every card's BM25 score for ``query`` (0 where no query token occurs)."""
+        """Every card's BM25 score for ``query`` (0 where no query term occurs)."""
         scores = np.zeros(self.size, dtype=np.float64)
-        for term, times in Counter(tokens(query)).items():
+        for term, times in Counter(self.terms(query)).items():
             tid = self.vocab.get(term.encode("utf-8"))
             if tid is None:
                 continue
             lo, hi = self.term_ptr[tid], self.term_ptr[tid + 1]
             scores[self.post_docs[lo:hi]] += times * self.post_weight[lo:hi]
         return scores
-
-
-class LexicalIndex:
-    """Both lexical arms' structures for a list of texts (aligned with the card order).
-
-    A convenience for callers that want both at once (a ``Session`` builds the
-    two separately, so that one that cannot be built refuses alone).
-    """
-
-    def __init__(self, texts: Sequence[str]) -> None:
-        counts = TermCounts(texts)
-        self.size = counts.size
-        self.vocab = counts.vocab
-        self.doc_len = counts.doc_len
-        self.hashbag_arm = Hashbag(counts)
-        self.bm25_arm = BM25(counts)
-
-    @property
-    def hashbag(self) -> np.ndarray:
-        """The (cards, 256) hashbag matrix (a view; each row is ``hashbag_vector``)."""
-        return self.hashbag_arm.columns.T
-
-    def hashbag_scores(self, query: str) -> np.ndarray:
-        """Every card's hashbag score, by one matrix-vector product (within ~1e-15)."""
-        return self.hashbag_arm.scores(query)
-
-    def exact_hashbag(self, query: str, positions: np.ndarray) -> np.ndarray:
-        """Scores of the cards at ``positions``, summed in bucket order: bit-exact."""
-        return self.hashbag_arm.exact(query, positions)
-
-    def bm25_scores(self, query: str) -> np.ndarray:
-        """Every card's BM25 score for ``query`` (0 where no query token occurs)."""
-        return self.bm25_arm.scores(query)

@@ -6,16 +6,19 @@ refusal), whatever those come to hold.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hqltui.core.names import HYBRID, RANKINGS
 from hqltui.core.ranking import Ranking, Refusal, merge_warnings
+
+if TYPE_CHECKING:  # for annotations only: no import at run time
+    from hqltui.core.session import Session
 
 ALL = "all"  # every ranking of ``RANKINGS``
 MODES = (*RANKINGS, ALL)
 
 
-def search_refusal(session: Any, mode: str, limit: int | None) -> Refusal | None:
+def search_refusal(session: Session, mode: str, limit: int | None) -> Refusal | None:
     """A refused ``[search]`` table stops what needs it: hybrid (fusion settings) and a
     default limit. Single arms with a limit answer without it."""
     needs_search = mode in (HYBRID, ALL) or limit is None
@@ -27,7 +30,7 @@ def search_refusal(session: Any, mode: str, limit: int | None) -> Refusal | None
 
 
 def rankings(
-    session: Any, text: str, mode: str, *, limit: int | None = None, live: bool = False
+    session: Session, text: str, mode: str, *, limit: int | None = None, live: bool = False
 ) -> dict[str, Ranking]:
     """The rankings ``mode`` asks for (one name of ``MODES``), in ``RANKINGS`` order;
     hybrid and the arms it fuses come from one ``Session.query`` call."""
@@ -40,13 +43,13 @@ def rankings(
     return out
 
 
-def all_warnings(arms: dict[str, Ranking], session: Any) -> list[Any]:
+def all_warnings(arms: dict[str, Ranking], session: Session) -> list[Any]:
     """Session warnings, then any arm warning not already among them, each once."""
     return list(merge_warnings(session.warnings, *(r.warnings for r in arms.values())))
 
 
 def rankings_json(
-    session: Any, vault: str, text: str, limit: int | None, arms: dict[str, Ranking]
+    session: Session, vault: str, text: str, limit: int | None, arms: dict[str, Ranking]
 ) -> dict[str, Any]:
     """The documented ``query --json`` object."""
     return {

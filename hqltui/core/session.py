@@ -118,7 +118,7 @@ from hqltui.core.semantic import LiveEmbedders, embed_local, query_vector, seman
 from hqltui.core.stages import LexicalArms, Once, Progress, guarded
 from hqltui.core.term_cache import terms_file
 from producer.parse_cache import ParseCache
-from producer.vault import Card, Vault, load_vault
+from producer.vault import Card, Vault, load_vault, vault_problem
 from producer.wording import with_fix
 
 __all__ = ["Answer", "IndexSummary", "Session"]
@@ -234,6 +234,8 @@ class Session:
         embedders: LiveEmbedders | None = None,
         open_index: bool = True,
     ) -> Session:
+        if problem := vault_problem(root):  # before Path(): Path("") is the current directory
+            raise NotADirectoryError(problem)
         root = Path(root)
         clock = clock or _now
         cache_path = Path(cache_dir) if cache_dir is not None else None
@@ -251,7 +253,7 @@ class Session:
             root=root,
             vault=vault,
             config=config,
-            lexical=LexicalArms(texts, terms_file(root, cache_path)),
+            lexical=LexicalArms(texts, lambda analyser: terms_file(root, cache_path, analyser)),
             _index=index,
             loaded_at=clock(),
             clock=clock,
@@ -291,8 +293,9 @@ class Session:
 
     @property
     def doc_freq(self) -> DocFreq | None:
-        """The adaptive fusion's IDF signal; None when the term counts failed."""
-        return self.lexical.doc_freq  # type: ignore[no-any-return]
+        """The adaptive fusion's signals' document frequencies, by the fused lexical arm's
+        analyser; None when its term counts failed."""
+        return self.lexical.doc_freq(self.search.lexical)
 
     def pending_step(self, arm: str | None = None) -> str | None:
         """The first step ``prepare(arm)`` would take ("opening the index", "counting
@@ -527,15 +530,15 @@ class Session:
     def _with_passages(self, hits: tuple[Hit, ...], *scored: ArmScores) -> tuple[Hit, ...]:
         """Each hit with the passage that answered for it, where an arm scored passages
         (for hybrid: only where that arm selected the card)."""
-        found = [s for s in scored if s.passages]
+        found = [(s.arm, s.passages) for s in scored if s.passages]
         if not found:
             return hits
         out = []
         for hit in hits:
             at = self._position[hit.card]
             passage = next(
-                (s.passages[at] for s in found if at in s.passages  # type: ignore[index,operator]
-                 and (not hit.arms or hit.arms.get(s.arm) is not None)),
+                (passages[at] for arm, passages in found if at in passages
+                 and (not hit.arms or hit.arms.get(arm) is not None)),
                 None,
             )
             out.append(replace(hit, passage=passage) if passage is not None else hit)
@@ -624,9 +627,10 @@ class Session:
         (default: the configured one)."""
         config = fusion or self.search.fusion_config()
         stats = QueryStats(text, 0, {})  # no counts: the query's shape only
-        if self.doc_freq is not None:
-            stats = QueryStats(text, self.doc_freq.size, self.doc_freq.of(text),
-                               self.doc_freq.holds)
+        fused_arm = scored[0].arm if scored and arms.is_lexical(scored[0].arm) else None
+        counted = self.lexical.doc_freq(fused_arm) if fused_arm else self.doc_freq
+        if counted is not None:
+            stats = QueryStats(text, counted.size, counted.of(text), counted.holds, counted.terms)
         fused = arms.fuse(
             scored,
             self.names,

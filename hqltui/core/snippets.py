@@ -2,7 +2,11 @@
 query, from the passage that answered when one did.
 
 The MCP ``search`` tool gives each hit a snippet and the app's semantic and hybrid rows
-show one on a line of their own; both cut it here, so they quote the same text. A stale
+show one on a line of their own; both cut it here, so they quote the same text. The
+query's words are found as the lexical arm being shown (the one hybrid fuses) splits
+text: its ``Analyser`` (default hashbag's tokens; bm25's folds accents and width and
+finds Chinese/Japanese words inside longer runs), at the original characters each term
+came from. A stale
 card's passage offsets point into the text it had when the index was built, so its
 passage is not quoted (``answered_text`` says None, and the caller says why).
 """
@@ -14,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import regex
 
-from hqltui.core.lexical import tokens
+from hqltui.core.lexical import HASHBAG_TOKENS, Analyser, tokens
 
 if TYPE_CHECKING:
     from hqltui.core.ranking import Passage
@@ -25,14 +29,18 @@ _ALNUM = r"[\p{Alphabetic}\p{Nd}\p{Nl}\p{No}]"  # what a token is made of (core.
 _IS_ALNUM = regex.compile(_ALNUM).match
 
 
-def snippet(text: str, query: str, width: int, lead: int | None = None) -> str:
+def snippet(text: str, query: str, width: int, lead: int | None = None,
+            analyser: Analyser = HASHBAG_TOKENS) -> str:
     """At most ``width`` characters of ``text``, whitespace collapsed, starting ``lead``
     characters (default a third of ``width``) before the first occurrence of the longest
-    token the query shares with it (tokens as the lexical arms split them: "calendar"
+    term the query shares with it (terms as ``analyser`` splits them: "calendar"
     rather than "on"), else at its start. A start inside the text is moved to the next
     word and marked with an ellipsis."""
     start = 0
-    at = _longest_word_at(text, query)
+    if analyser is HASHBAG_TOKENS or (text.isascii() and query.isascii()):
+        at = _longest_word_at(text, query)  # for ASCII both analysers split alike
+    else:
+        at = _longest_term_at(text, query, analyser)
     if at is not None:
         start = max(0, at - (width // 3 if lead is None else lead))
     if start:
@@ -78,6 +86,26 @@ def _slow_longest_word_at(text: str, query: str) -> int | None:
                              regex.IGNORECASE)
         if match is not None and (best is None or (-len(word), match.start()) < best):
             best = (-len(word), match.start())
+    return None if best is None else best[1]
+
+
+def marked_spans(text: str, wanted: set[str], analyser: Analyser = HASHBAG_TOKENS
+                 ) -> list[tuple[int, int]]:
+    """The ``(start, end)`` spans of ``text``'s original characters whose term (as
+    ``analyser`` splits it) is one of ``wanted`` (a query's terms): what a display marks.
+    Chinese/Japanese bigrams overlap, so their spans may too."""
+    if not wanted:
+        return []
+    return [(start, end) for term, start, end in analyser.spans(text) if term in wanted]
+
+
+def _longest_term_at(text: str, query: str, analyser: Analyser) -> int | None:
+    """Where the longest query term first stands in ``text`` (ties: the earliest)."""
+    wanted = set(analyser.query(query))
+    best: tuple[int, int] | None = None  # (-length, position)
+    for term, start, _ in analyser.spans(text):
+        if term in wanted and (best is None or (-len(term), start) < best):
+            best = (-len(term), start)
     return None if best is None else best[1]
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from hqltui.mcp.daemon import on_daemon_thread
 from hqltui.mcp.gcpause import GcPause
 
 
@@ -50,8 +51,8 @@ class Served:
             self._ready.set()
 
     async def current(self) -> Any:
-        if not self._ready.is_set():
-            await anyio.to_thread.run_sync(self._ready.wait)
+        if not self._ready.is_set():  # a stop while the vault loads does not wait for it
+            await on_daemon_thread(self._ready.wait)
         if self.session is None:
             from hqltui.core.agent import Refused
 

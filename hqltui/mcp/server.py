@@ -12,6 +12,7 @@ The vault is loaded once and reloaded when its files change (``hqltui.mcp.served
 from __future__ import annotations
 
 import json
+import signal
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -20,12 +21,12 @@ import anyio
 import anyio.to_thread
 import mcp_types as types
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
 
 from hqltui.core import agent
 from hqltui.core.agent import Refused
 from hqltui.mcp.served import Served
-from hqltui.mcp.unreadable import Answering
+from hqltui.mcp.wire import Wire, stdio_wire
+from producer.terminal import shown
 from producer.wording import with_fix
 
 NAME = "hql-tui"
@@ -131,6 +132,19 @@ def refused(message: str, fix: str | None) -> types.CallToolResult:
                                 is_error=True)
 
 
+def refuse_unknown_arguments(tool: types.Tool, args: dict[str, Any]) -> None:
+    """The schemas say ``additionalProperties: false``, and the SDK does not check it: a
+    misspelt argument (``limt``) is refused rather than silently ignored."""
+    known = tool.input_schema["properties"]
+    unknown = [key for key in args if key not in known]
+    if unknown:
+        named = ", ".join(f"`{shown(key)}`" for key in unknown)  # one line, whatever the key
+        fix = ("give only " + ", ".join(f"`{key}`" for key in known) if known
+               else "call it with no arguments")
+        raise Refused(f"{tool.name}: unknown argument{'s' if len(unknown) > 1 else ''} {named}",
+                      fix)
+
+
 @dataclass
 class Tools:
     served: Served
@@ -139,15 +153,16 @@ class Tools:
 
     async def call(self, ctx: Any, name: str, args: dict[str, Any]) -> types.CallToolResult:
         try:
+            listed = {tool.name: tool for tool in tools(self.allow_build)}
+            if name == "build" and not self.allow_build:
+                raise Refused("the build tool is off: this server is read-only",
+                              "start it with `hql-tui mcp VAULT --allow-build`")
+            if name not in listed:
+                raise Refused(f"no tool is named `{name}`", "call one of " + ", ".join(listed))
+            refuse_unknown_arguments(listed[name], args)
             if name == "build":
-                if not self.allow_build:
-                    raise Refused("the build tool is off: this server is read-only",
-                                  "start it with `hql-tui mcp VAULT --allow-build`")
                 return result(await self._build(ctx))
-            handler = getattr(self, f"_{name}", None) if name in _READ_TOOLS else None
-            if handler is None:
-                raise Refused(f"no tool is named `{name}`",
-                              "call one of " + ", ".join(t.name for t in tools(self.allow_build)))
+            handler = getattr(self, f"_{name}")
             session = await self.served.current()
             return result(await anyio.to_thread.run_sync(handler, session, args))
         except Refused as exc:
@@ -173,7 +188,7 @@ class Tools:
         return agent.get_card(session, str(args.get("name", "")))
 
     def _status(self, session: Any, args: dict[str, Any]) -> dict[str, Any]:
-        from hqltui.commands.listing import index_line
+        from hqltui.core.index_setting import index_line
 
         out = agent.status(session, index_line(self.served.root, session.config),
                            agent.engine_status(session))
@@ -207,7 +222,14 @@ class Tools:
             except Exception:  # noqa: BLE001, S110 - a lost progress note never stops a build
                 pass
 
+        gate = threading.Lock()  # the thread starts the job, or learns it was cancelled first
+        started = [False]
+
         def run() -> Any:
+            with gate:
+                if job.cancel_requested.is_set():
+                    return None  # cancelled before this thread ran: no producer is started
+                started[0] = True
             try:
                 return job.run(emit)
             finally:
@@ -216,9 +238,12 @@ class Tools:
         try:
             final = await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
         except anyio.get_cancelled_exc_class():
-            job.cancel()  # SIGINT to the producer: it stops, the old index stays
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(ended.wait)
+            with gate:
+                job.cancel()  # SIGINT to the producer: it stops, the old index stays
+                running = started[0]
+            if running:  # else the thread never ran (or never will run) the job
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(ended.wait)
             raise
         if final.state != "succeeded":
             raise Refused(f"the build {final.state}: {final.message}",
@@ -227,9 +252,6 @@ class Tools:
         await anyio.to_thread.run_sync(self.served.reload)
         return {"state": final.state, "message": final.message, "result": final.result,
                 "index": agent.index_status(self.served.session)}
-
-
-_READ_TOOLS = ("search", "get_card", "status", "verify")
 
 
 def build_server(served: Served, *, allow_build: bool, live: bool) -> Server[Any]:
@@ -256,9 +278,29 @@ def _version() -> str:
         return "0"
 
 
-async def serve(served: Served, *, allow_build: bool, live: bool) -> None:
+async def serve(served: Served, *, allow_build: bool, live: bool) -> Wire:
+    """Serve until the client ends its input, a signal asks to stop or stdout is closed;
+    the wire says which (``stopped``, ``signal``)."""
     server = build_server(served, allow_build=allow_build, live=live)
-    async with stdio_server() as (read, write), anyio.create_task_group() as group:
+    async with stdio_wire() as wire, anyio.create_task_group() as group:
         group.start_soon(served.watch)
-        await server.run(Answering(read, write), write, server.create_initialization_options())
+        group.start_soon(stop_on_signals, wire, group.cancel_scope)
+        await server.run(wire.read_stream, wire.write_stream,
+                         server.create_initialization_options())
         group.cancel_scope.cancel()
+    return wire
+
+
+async def stop_on_signals(wire: Wire, everything: anyio.CancelScope) -> None:
+    """SIGINT or SIGTERM ends the input: what is in flight is cancelled (a build's
+    producer interrupted, its index untouched) and answered, then the server exits. A
+    second signal cancels every request at once (a build still waits for its producer
+    to clean up)."""
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for signum in signals:
+            if wire.stopped is not None:
+                everything.cancel()
+                return
+            name = signal.Signals(signum).name
+            wire.stop(f"stopped by {name}: requests in flight were cancelled and answered "
+                      "`Connection closed`", signum)

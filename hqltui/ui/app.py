@@ -67,7 +67,7 @@ class HqlApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "hql-tui"
     COMMANDS = App.COMMANDS | {_commands}
-    BINDINGS = BINDINGS
+    BINDINGS = [*BINDINGS]  # copied: App's list type is wider
 
     lexical: reactive[str] = reactive(DEFAULT_LEXICAL, init=False)
 
@@ -163,8 +163,8 @@ class HqlApp(App[int]):
     def on_mount(self) -> None:
         self.set_keymap(self.keys.keymap)
         if self.keymap_notice:
-            self.notify(self.keymap_notice, title="keymap not used", severity="warning",
-                        timeout=10)
+            title = "keymap used, with a clash" if self.keys.keymap else "keymap not used"
+            self.notify(self.keymap_notice, title=title, severity="warning", timeout=10)
         self.palette = Palette.from_variables(self.get_css_variables())
         self.theme_changed_signal.subscribe(self, self._theme_changed)
 
@@ -379,6 +379,12 @@ class HqlApp(App[int]):
 
     # -------------------------------------------------------------- actions
 
+    def action_help_quit(self) -> None:
+        """Textual's ctrl+c notice, worded in plain text: ours are not markup, so its
+        ``[b]…[/b]`` would be shown as typed."""
+        self.notify(f"Press {self.keys.hint('app.quit')} to quit the app",
+                    title="Do you want to quit?")
+
     def action_help(self) -> None:
         self.screens.help()
 
@@ -463,8 +469,7 @@ class HqlApp(App[int]):
 def main(vault: str) -> int:
     from producer.vaultpath import vault_problem
 
-    path = Path(vault)
-    if problem := vault_problem(path):
+    if problem := vault_problem(vault):  # the string: Path("") is the current directory
         print(f"hql-tui: {shown(problem)}", file=sys.stderr)
         return 1
-    return int(HqlApp(path).run() or 0)
+    return int(HqlApp(Path(vault)).run() or 0)

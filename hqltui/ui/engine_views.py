@@ -14,6 +14,7 @@ engine's own) are a notes line under the columns.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -148,7 +149,7 @@ def row(state: EngineState, p: Palette, keys: Keys) -> EngineView:
             out[slot] = Column(message=Text("not asked", style=p.muted), kind="busy")
         else:
             out[slot] = ranking_column(ranking, EMPTY[slot], p, keys,
-                                       lambda hit, local=local: delta(hit, local, stale, p))
+                                       partial(delta, local=local, stale=stale, p=p))
     return EngineView(head, out, notes=notes(state, p))
 
 

@@ -158,19 +158,20 @@ def _flatten(table: Mapping[str, object], prefix: str = "") -> dict[str, object]
 
 
 def load_keymap(path: Path, known: Iterable[str]) -> Keymap:
-    """The keymap in ``path`` (none when the file is absent), or a notice and no keymap."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return Keymap({})
-    except (OSError, UnicodeDecodeError) as exc:
-        return Keymap({}, f"{path}: cannot be read ({exc}); the default keys are kept")
-    import tomllib  # only when there is a keymap file: most starts have none
+    """The keymap in ``path`` (none when the file is absent), or a notice and no keymap.
+    Read as a regular file only: a FIFO named by ``$HQL_TUI_KEYMAP`` would block the
+    start. One key given to several ids is applied (Textual gives it to the first
+    binding found) with a notice naming them, so the user knows which one lost it."""
+    if not os.path.lexists(path):
+        return Keymap({})  # most starts have none: the TOML reader is not even loaded
+    from producer.tomlfile import TomlFileError, read_toml
 
     try:
-        entries = _flatten(tomllib.loads(text))
-    except tomllib.TOMLDecodeError as exc:
-        return Keymap({}, f"{path}: not TOML ({exc}); the default keys are kept")
+        entries = _flatten(read_toml(path))
+    except FileNotFoundError:
+        return Keymap({})
+    except TomlFileError as exc:
+        return Keymap({}, f"{exc.message}; the default keys are kept")
     ids = set(known)
     for name, value in entries.items():
         if name not in ids:
@@ -180,13 +181,39 @@ def load_keymap(path: Path, known: Iterable[str]) -> Keymap:
         if not keys or not all(_is_key(k) for k in keys):
             return Keymap({}, f"{path}: {name} = {value!r} is not a key such as \"ctrl+b\" "
                               "or \"f6,w\"; the default keys are kept")
-    return Keymap({name: str(value) for name, value in entries.items()})
+    keymap = {name: str(value) for name, value in entries.items()}
+    return Keymap(keymap, _shared_keys(path, keymap))
+
+
+def _shared_keys(path: Path, keymap: Mapping[str, str]) -> str | None:
+    """A notice when the file gives one key to more than one id (None: it does not)."""
+    owners: dict[str, list[str]] = {}
+    for name, value in keymap.items():
+        for key in value.split(","):
+            owners.setdefault(key.strip(), []).append(name)
+    shared = [(key, names) for key, names in owners.items() if len(names) > 1]
+    if not shared:
+        return None
+    key, names = shared[0]
+    return (f"{path}: {key} is given to {' and '.join(names)}; only one of them can have it "
+            "(give each its own key)")
+
+
+def _key_names() -> frozenset[str]:
+    """Every key name Textual reports (``f6``, ``pageup``, ``space``) and the names of
+    printable characters (``question_mark``, ``slash``)."""
+    from textual.keys import KEY_NAME_REPLACEMENTS, KEY_TO_UNICODE_NAME, Keys
+
+    return frozenset({k.value.rpartition("+")[2] for k in Keys}
+                     | set(KEY_TO_UNICODE_NAME) | set(KEY_NAME_REPLACEMENTS.values()))
 
 
 def _is_key(key: str) -> bool:
-    """``ctrl+b``, ``f6``, ``w``, ``?``: modifiers, then one character or a key's name."""
+    """``ctrl+b``, ``f6``, ``w``, ``?``: modifiers, then one character or a key's name
+    Textual knows (``f6x`` or ``ctlr`` would be accepted and never fire)."""
     *mods, name = key.split("+") if len(key) > 1 else [key]
-    named = len(name) == 1 and not name.isspace() or re.fullmatch(r"[a-z0-9_]+", name)
+    single = len(name) == 1 and not name.isspace()
+    named = single or re.fullmatch(r"[a-z0-9_]+", name) and name in _key_names()
     return bool(named) and all(m in _MODIFIERS for m in mods)
 
 

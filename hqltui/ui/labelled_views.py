@@ -17,7 +17,7 @@ from hqltui.core.names import HYBRID
 from producer.terminal import shown
 
 if TYPE_CHECKING:
-    from hqltui.core.evaluation import Report, Tally
+    from hqltui.core.evaluation import QueryScores, Report, Tally
     from hqltui.ui.palette import Palette
 
 BAR = 8  # cells of a full bar (MRR@10 = 1)
@@ -84,8 +84,8 @@ def sort_keys(report: Report) -> list[str]:
     return ["#", "query", "kind", *report.arms, "wins"]
 
 
-def winner_cell(scores: dict[str, object]) -> str:
-    won = winners(scores)  # type: ignore[arg-type]
+def winner_cell(scores: dict[str, QueryScores]) -> str:
+    won = winners(scores)
     if not won:
         return "tie"
     return won[0] if len(won) == 1 else f"{won[0]} +{len(won) - 1}"
@@ -94,7 +94,7 @@ def winner_cell(scores: dict[str, object]) -> str:
 def rows(report: Report, sort: str = "#", reverse: bool = False
          ) -> list[tuple[str, list[Text | str]]]:
     """(query text, cells) per labelled query, in the order asked for."""
-    out = []
+    out: list[tuple[Any, str, list[Text | str]]] = []  # the key's type depends on `sort`
     for i, (detail, scores) in enumerate(zip(report.per_query, report.scores, strict=True)):
         text = detail["text"]
         shown_text = text if len(text) <= QUERY_W else text[: QUERY_W - 1] + "…"
@@ -102,8 +102,8 @@ def rows(report: Report, sort: str = "#", reverse: bool = False
                                    Text(shown(detail["kind"]))]
         cells += [Text("refused", style="bold") if scores[a].refused
                   else Text(f"{scores[a].mrr10:.2f}", justify="right") for a in report.arms]
-        cells.append(Text(winner_cell(scores)))  # type: ignore[arg-type]
-        key: object
+        cells.append(Text(winner_cell(scores)))
+        key: Any
         if sort == "#":
             key = i
         elif sort == "query":
@@ -111,7 +111,7 @@ def rows(report: Report, sort: str = "#", reverse: bool = False
         elif sort == "kind":
             key = (detail["kind"], i)
         elif sort == "wins":
-            key = (winner_cell(scores), i)  # type: ignore[arg-type]
+            key = (winner_cell(scores), i)
         else:
             key = (-scores[sort].mrr10, i) if not reverse else (scores[sort].mrr10, -i)
         out.append((key, text, cells))

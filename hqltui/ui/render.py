@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from hqltui.core.names import DEFAULT_LEXICAL
 from producer.terminal import shown_body
 
 
@@ -60,29 +62,34 @@ def score(value: float) -> str:
     return f"{value:.4f}"
 
 
-def query_terms(query: str) -> set[str]:
-    # The tokeniser's separator rule has one home, in the core (imported with numpy,
-    # by the session worker, before any answer is shown).
-    from hqltui.core.lexical import tokens
-
-    return set(tokens(query))
+def query_terms(query: str, arm: str = DEFAULT_LEXICAL) -> set[str]:
+    """The query's terms as lexical ``arm`` splits them (its analyser)."""
+    return set(analyser_of(arm).query(query))
 
 
-def highlight(text: str, terms: Iterable[str], style: str) -> Text:
-    """``text`` with every token that the query also has styled with ``style``.
+def analyser_of(arm: str) -> Any:
+    # Each arm's analyser has one home, in the core (imported with numpy, by the
+    # session worker, before any answer is shown).
+    from hqltui.core.arms import ARMS
 
-    Tokens are found with the core's separator rule and compared lowercased,
-    as the lexical arms compare them, so what lights up is what matched.
+    return ARMS[arm].analyser
+
+
+def highlight(text: str, terms: Iterable[str], style: str, arm: str = DEFAULT_LEXICAL) -> Text:
+    """``text`` with every term that the query also has styled with ``style``.
+
+    Terms are found by lexical ``arm``'s analyser, at the original characters each
+    came from, so what lights up is what that arm matched (``café`` lights up for
+    ``cafe`` under bm25; ``北海道`` inside a longer run).
     """
     wanted = set(terms)
     out = Text(text)
     if not wanted:
         return out
-    from hqltui.core.lexical import token_spans
+    from hqltui.core.snippets import marked_spans
 
-    for start, end in token_spans(text):
-        if text[start:end].lower() in wanted:
-            out.stylize(style, start, end)
+    for start, end in marked_spans(text, wanted, analyser_of(arm)):
+        out.stylize(style, start, end)
     return out
 
 
@@ -106,11 +113,13 @@ def body_text(
     heading: str,
     span: tuple[int, int] | None = None,
     span_style: str = "",
+    arm: str = DEFAULT_LEXICAL,
 ) -> tuple[Text, int | None]:
     """A card body for the terminal: headings emphasised, query terms marked, control
     characters made visible, CRs dropped; and ``span`` (character offsets into ``body``,
-    the passage that answered) styled ``span_style``. Also returns where the rendered
-    passage starts (None: no span shown), so a pane can scroll there."""
+    the passage that answered) styled ``span_style``; terms found by lexical ``arm``'s
+    analyser. Also returns where the rendered passage starts (None: no span shown),
+    so a pane can scroll there."""
     wanted = set(terms)
     out = Text()
     lines: list[tuple[int, str]] = []  # (offset in body, raw line)
@@ -128,14 +137,14 @@ def body_text(
         if i:
             out.append("\n")
         line = shown_body(raw)
-        piece, shift = highlight(line, wanted, mark), 0
+        piece, shift = highlight(line, wanted, mark, arm), 0
         stripped = line.lstrip()
         if stripped.startswith("#"):
             level = len(stripped) - len(stripped.lstrip("#"))
             if stripped[level : level + 1] == " ":
                 title = stripped[level + 1 :].strip()
                 shift = line.index(title) if title else len(line)
-                piece = highlight(title, wanted, mark)
+                piece = highlight(title, wanted, mark, arm)
                 piece.stylize(heading)
         if span is not None and span_style:
             a, b = max(span[0], offset), min(span[1], offset + len(raw))

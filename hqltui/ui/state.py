@@ -131,7 +131,7 @@ def default_arm(session: Session) -> str:
 def loaded(state: ScreenState, session: Session) -> ScreenState:
     """A new session on screen: its index summary and each card's index status."""
     summary = session.index_summary()
-    ok = summary is not None and summary.state == "ok"
+    ok = summary.state == "ok"
     if ok:
         statuses = session.card_statuses()
     else:

@@ -305,7 +305,8 @@ def row_snippet(state: ScreenState, hit: Hit, p: Palette) -> Text:
             "not quoted: its offsets are outside the card's text")
         return Text.assemble((where, p.muted), (why, p.warning))
     text = HEADING_MARKS.sub("", text)  # "## Options" reads "Options" on one line
-    quoted = snippets.snippet(text, state.answer_text, SNIPPET_CHARS, SNIPPET_LEAD)
+    quoted = snippets.snippet(text, state.answer_text, SNIPPET_CHARS, SNIPPET_LEAD,
+                              render.analyser_of(state.shown_arm))
     return Text.assemble((where, p.muted), (shown(quoted), "italic"))
 
 
@@ -467,12 +468,13 @@ def card_detail(state: ScreenState, name: str, p: Palette, full: bool) -> Render
     if unresolved:
         head.append("\nunresolved: ", style=p.warning)
         head.append(shown(", ".join(dict.fromkeys(oneline.link_target(t) for t in unresolved))))
-    terms = render.query_terms(state.answer_text) if state.answer is not None else set()
+    arm = state.shown_arm  # its analyser finds the query's terms in the body
+    terms = render.query_terms(state.answer_text, arm) if state.answer is not None else set()
     text, more = card.body, 0
     if not full and span is None:  # the pane previews; the card screen shows the whole body,
         text, more = preview(text, PREVIEW_LINES)  # and so does a pane opening at a passage
     body, anchor = render.body_text(text, terms, mark=p.mark, heading=p.heading, span=span,
-                                    span_style=p.passage)
+                                    span_style=p.passage, arm=arm)
     rule = Text("─" * 40, style=p.muted)
     if anchor is None:
         if not more:

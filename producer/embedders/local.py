@@ -635,8 +635,10 @@ def _in_order(
     With ``workers`` > 1, up to ``workers`` runs are in the encoder at once, each
     on one torch thread (torch's thread count is the process's, so it is set to 1
     for the while and restored); at most ``workers`` results wait, so memory stays
-    that of ``workers`` runs. Matrix products give the same bits on one thread as
-    on several (``tests/test_embed.py`` checks the vectors)."""
+    that of ``workers`` runs. A run gives the same bits on whichever worker takes
+    it; one call on several threads may differ from it in the last bits where the
+    CPU's kernels split a product by thread count (AVX-512/AMX: up to 1.6e-7), within
+    the rebuild tolerance (``tests/test_embed.py`` checks both)."""
     if workers <= 1:
         for run in runs:
             enc = padded(run)

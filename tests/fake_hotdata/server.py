@@ -419,6 +419,11 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.drop == "before":
             self._drop()
             return
+        if fault is not None and fault.stall is not None:
+            state.stall_released.wait(fault.stall)
+        if fault is not None and fault.body is not None:
+            self._send(Reply(fault.status or 200, fault.body))
+            return
         if fault is not None and fault.status is not None:
             code = fault.code or _DEFAULT_CODES.get(fault.status, "ERROR")
             headers = {}
@@ -585,6 +590,7 @@ class FakeHotdata:
 
     def stop(self) -> None:
         self._stop.set()
+        self.state.stall_released.set()  # no stalled reply holds the shutdown
         self._httpd.shutdown()
         self._httpd.server_close()
         for thread in self._threads:
@@ -649,6 +655,8 @@ class FakeHotdata:
         message: str | None = None,
         retry_after: float | None = None,
         drop: str | None = None,
+        body: bytes | None = None,
+        stall: float | None = None,
         times: int = 1,
     ) -> HttpFault:
         """Make the next ``times`` requests matching ``method`` and ``path`` misbehave.
@@ -656,10 +664,13 @@ class FakeHotdata:
         ``path`` is an ``fnmatch`` pattern over the request path (``*`` crosses ``/``).
         Either answer ``status`` (with ``code``, default by status, ``message`` and an optional
         ``Retry-After``), or ``drop`` the connection with no reply: ``"before"`` the request
-        is applied, or ``"after"`` it (the work is done and the reply is lost).
+        is applied, or ``"after"`` it (the work is done and the reply is lost); or reply
+        ``body`` (raw bytes, e.g. not JSON, with ``status``, default 200); or ``stall`` that
+        many seconds before answering as usual (a reply slower than the client waits).
         """
-        if (status is None) == (drop is None):
-            raise ValueError("give exactly one of status= or drop=")
+        if sum(x is not None for x in (drop, body, stall)) + (status is not None
+                                                              and body is None) != 1:
+            raise ValueError("give exactly one of status=, drop=, body= or stall=")
         if drop not in (None, "before", "after"):
             raise ValueError("drop must be 'before' or 'after'")
         fault = HttpFault(
@@ -670,6 +681,8 @@ class FakeHotdata:
             message=message,
             retry_after=retry_after,
             drop=drop,
+            body=body,
+            stall=stall,
             times=times,
         )
         with self.state.lock:
@@ -700,3 +713,5 @@ class FakeHotdata:
         with self.state.lock:
             self.state.http_faults.clear()
             self.state.job_faults.clear()
+        self.state.stall_released.set()  # a stalled reply goes now; later stalls stall again
+        self.state.stall_released = threading.Event()

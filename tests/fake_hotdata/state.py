@@ -243,6 +243,9 @@ class HttpFault:
     message: str | None = None
     retry_after: float | None = None
     drop: str | None = None  # "before" (request not applied) | "after" (applied, reply lost)
+    body: bytes | None = None  # with status: this raw reply body instead of an error object
+    stall: float | None = None  # seconds to wait (released early by clear_faults) before
+    #                             applying the request and replying as usual
     times: int = 1
     hits: int = 0
 
@@ -375,6 +378,7 @@ class FakeState:
         self.requests: list[tuple[str, str]] = []  # (method, path) of every request served
         self.http_faults: list[HttpFault] = []
         self.job_faults: list[JobFault] = []
+        self.stall_released = threading.Event()  # set: stalled replies go at once (teardown)
         self.idempotency: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
         # "manual": jobs move only when advance_jobs() is called; "poll": each GET of a job
         # moves it one step; "timed": a step every job_step_seconds; "immediate": async work

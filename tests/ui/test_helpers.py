@@ -103,3 +103,14 @@ def test_the_card_pane_previews_the_first_lines_and_counts_the_rest() -> None:
     short = "one\ntwo\n\n"
     assert preview(short, 60) == (short, 0)
     assert preview("a\nb\n\n\n", 2) == ("a\nb\n\n\n", 0)  # only blank lines follow
+
+
+def test_highlight_marks_what_the_shown_arm_matched() -> None:
+    line = "Le café de Zürich et 北海道の鶴"
+    terms = render.query_terms("cafe zurich 北海道 鶴", "bm25")
+    text = render.highlight(line, terms, "X", "bm25")
+    assert [text.plain[s.start : s.end] for s in text.spans] == ["café", "Zürich", "北海", "海道",
+                                                                "鶴"]
+    hashbag = render.highlight(line, render.query_terms("cafe zurich 北海道", "hashbag"), "X",
+                               "hashbag")
+    assert hashbag.spans == []  # hashbag's tokens: `cafe` is not `café`, 北海道 not a whole run

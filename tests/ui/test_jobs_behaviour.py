@@ -384,7 +384,7 @@ async def test_palette_and_help_list_every_job_action(make_app, mini: Path) -> N
             assert binding_id in shown
 
 
-def test_the_readme_documents_every_binding() -> None:
+def test_the_keys_page_documents_every_binding() -> None:
     from hqltui.ui.screens.card import CardScreen
     from hqltui.ui.screens.help import HelpScreen
     from hqltui.ui.screens.main import MainScreen
@@ -393,12 +393,12 @@ def test_the_readme_documents_every_binding() -> None:
     from hqltui.ui.widgets.ranking import RankingColumn
     from hqltui.ui.widgets.ranklist import RankList
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "keys.md").read_text(encoding="utf-8")
     owners = [HqlApp, MainScreen, QueryInput, RankingColumn, RankList, CardList, CardScreen,
               HelpScreen, WarningsScreen, ConfirmScreen]
     ids = {b.id for owner in owners for b in owner.BINDINGS if b.id}
     missing = sorted(i for i in ids if f"`{i}`" not in readme)
-    assert not missing, f"README.md has no row for {missing}"
+    assert not missing, f"docs/keys.md has no row for {missing}"
 
 
 async def test_a_file_that_is_not_an_index_is_moved_aside_only_after_yes(

@@ -23,6 +23,7 @@ from hqltui.core.engine.errors import (
     EngineCancelled,
     EngineFailure,
     EngineRefused,
+    engine_message,
 )
 from hqltui.core.engine.events import EventSink, JobProgress, Retrying, Step, ignore
 from hqltui.core.engine.retry import RetryPolicy
@@ -174,7 +175,7 @@ class EngineClient:
         return retry_mod.call(
             what, fn, policy=self.policy, sleep=self.sleep, clock=self.clock,
             on_event=self.on_event, operation=self.operation, idempotent=idempotent,
-            transient=transient, cancel=self.cancel,
+            transient=transient, cancel=self.cancel, timeout=self.request_timeout,
         )
 
     def _timeout(self) -> float:
@@ -311,7 +312,7 @@ class EngineClient:
                 self.emit(Retrying(self.operation, "upload Parquet", None, None, attempt, 0.0,
                                    f"{exc}; starting a new upload"))
             except hotdata.UploadError as exc:
-                raise EngineFailure(f"upload Parquet: {exc}") from exc
+                raise EngineFailure(f"upload Parquet: {engine_message(exc)}") from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
     def load(self, mode: str, upload_id: str, label: str) -> bool:

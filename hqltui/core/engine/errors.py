@@ -69,7 +69,12 @@ def error_body(exc: BaseException) -> tuple[str | None, str | None]:
 
 
 def engine_message(exc: BaseException) -> str:
-    """The engine's own words for an SDK error; the HTTP status only when it sent none."""
+    """The engine's own words for an SDK error; the HTTP status only when it sent none.
+    An upload's error wraps the API error it met (``api_exception``): its words are used,
+    never the SDK's text, which spells out every HTTP header."""
+    wrapped = getattr(exc, "api_exception", None)
+    if isinstance(wrapped, BaseException):
+        return engine_message(wrapped)
     _, message = error_body(exc)
     if message:
         return message
@@ -77,4 +82,27 @@ def engine_message(exc: BaseException) -> str:
     reason = getattr(exc, "reason", None) or "no reason given"
     if status:
         return f"HTTP {status} {reason} (the engine sent no error message)"
-    return str(exc) or type(exc).__name__
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+BEGINNING = 40  # characters of a reply that is not JSON, shown to say what came instead
+
+
+def reply_problem(exc: BaseException) -> str | None:
+    """What is wrong with a reply the SDK could not read (None: ``exc`` is not that):
+    not JSON at all, or JSON of another shape than the API's model. One line, never the
+    decoder's column numbers or the model validator's page of field errors."""
+    if isinstance(exc, json.JSONDecodeError):
+        begins = " ".join(exc.doc[:BEGINNING].split())
+        return f"the engine's reply is not JSON (it begins `{begins}`)" if begins else (
+            "the engine's reply is empty, not JSON")
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the reply"
+        more = exc.error_count() - 1
+        return (f"the engine's reply does not have the expected shape ({exc.title}: "
+                f"`{where}`: {first['msg']}" + (f"; {more} more problems)" if more else ")"))
+    return None

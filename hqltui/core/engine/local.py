@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hqltui.core.config import AppConfig, load_app_config
 from hqltui.core.engine.errors import EngineRefused
@@ -19,6 +19,9 @@ from hqltui.core.index_reader import SemanticIndex, build_command, open_index
 from hqltui.core.ranking import Refusal
 from producer.vault import Vault, load_vault, vault_problem
 from producer.wording import listed
+
+if TYPE_CHECKING:  # for annotations only: no import at run time
+    from hqltui.core.session import Session
 
 # The columns sync writes, in order (``arrow_rows``): a table with others is not this tool's.
 ROW_COLUMNS = ("name", "path", "title", "text", "content_hash", "embedding", "model",
@@ -39,10 +42,10 @@ class LocalCards:
     @classmethod
     def load(cls, root: str | Path,
              embed: Callable[[LocalCards, str, bool], Any] | None = None) -> LocalCards:
-        root = Path(root)
-        problem = vault_problem(root)
+        problem = vault_problem(root)  # before Path(): Path("") is the current directory
         if problem:
             raise EngineRefused(Refusal(problem, "name a vault directory"))
+        root = Path(root)
         vault = load_vault(root)
         config = load_app_config(root)
         opened = open_index(vault, config)
@@ -51,7 +54,7 @@ class LocalCards:
         return cls(vault, config, opened, None, embed=embed)
 
     @classmethod
-    def from_session(cls, session: Any) -> LocalCards:
+    def from_session(cls, session: Session) -> LocalCards:
         return cls(session.vault, session.config, session.index, session.index_refusal,
                    session.embedders, embed=session.embed_query)
 
@@ -66,7 +69,15 @@ class LocalCards:
         return {c.name: (c.content_hash, model, revision) for c in self.vault.cards}
 
     def uploadable(self) -> SemanticIndex:
-        """The index, when every vault card has a fresh vector in it; else refuse."""
+        """The index, when every vault card has a fresh vector in it; else refuse. A vault
+        with no cards is refused first: syncing it would empty the engine table (a vault
+        argument pointing at the wrong folder), and an index cannot be built on no rows."""
+        if not self.vault.cards:
+            raise EngineRefused(Refusal(
+                f"{self.vault.root}: the vault has no cards, so there is nothing to sync "
+                "(nothing was sent; the engine table is left as it is)",
+                "add cards to the vault, or name the vault directory that holds them",
+            ))
         if self.index is None:
             assert self.refusal is not None
             raise EngineRefused(Refusal(

@@ -74,6 +74,7 @@ class Options:
     clock: Callable[[], float] = time.monotonic
     poll_interval: float = 1.0
     job_timeout: float = 1800.0
+    request_timeout: float = 120.0  # seconds one request may wait for its reply
     cancel: threading.Event | None = None
 
     def client(self, settings: EngineSettings, operation: str) -> EngineClient:
@@ -81,6 +82,7 @@ class Options:
             settings, operation=operation, on_event=self.on_event, policy=self.policy,
             sleep=self.sleep, clock=self.clock, poll_interval=self.poll_interval,
             job_timeout=self.job_timeout, cancel=self.cancel,
+            request_timeout=self.request_timeout,
         )
 
 
@@ -340,10 +342,10 @@ def _build(settings: EngineSettings, options: Options) -> BuildReport:
             else:
                 wrong.append(index)
         for spec in EXPECTED:  # a right index that is still pending: wait for it
-            index = keep.get(spec.signature)
-            if index is not None and index.status != "ready":
-                c.step(f"{spec.label} `{index.name}` is pending; waiting for it")
-                if not _wait_ready(c, index, spec):
+            pending = keep.get(spec.signature)
+            if pending is not None and pending.status != "ready":
+                c.step(f"{spec.label} `{pending.name}` is pending; waiting for it")
+                if not _wait_ready(c, pending, spec):
                     del keep[spec.signature]
         for index in wrong:
             if index.name not in broken:
@@ -475,12 +477,15 @@ def verify(local: LocalCards, settings: EngineSettings, options: Options | None 
     with options.client(settings, "verify") as c:
         c.step("reading the engine's rows")
         rows = engine_rows(c)
-        if rows is None:
-            problems.append(Problem("no-rows", f"{settings.full_table} has no rows on the engine: "
-                                    "run `hql-tui engine sync VAULT`"))
+        expected = local.expected_rows()
+        if not rows:  # None: never loaded; {}: loaded with no rows
+            table = settings.full_table if rows is None else c.settings.full_table
+            problems.append(Problem("no-rows", f"{table} has no rows on the engine" + (
+                ": the vault has no cards, so there is nothing to index or search; add "
+                "cards, then sync and build" if not expected else
+                ": run `hql-tui engine sync VAULT`")))
             return report
         report.table = c.settings.full_table
-        expected = local.expected_rows()
         if local.index is None:  # compare what can be compared: the text
             expected = {n: (h, *rows.get(n, (None, None, None))[1:]) for n, (h, _, _) in
                         expected.items()}

@@ -31,6 +31,7 @@ from hqltui.core.engine.errors import (
     EngineFailure,
     engine_message,
     error_body,
+    reply_problem,
 )
 from hqltui.core.engine.events import EventSink, Retrying, ignore
 
@@ -124,6 +125,7 @@ def call(
     idempotent: bool = False,
     transient: bool = False,
     cancel: threading.Event | None = None,
+    timeout: float | None = None,
 ) -> T:
     """``fn()`` under the retry rule above.
 
@@ -169,20 +171,34 @@ def call(
             check_cancel(cancel, operation)
         except Exception as exc:
             if not is_connection_error(exc):
-                raise
+                problem = reply_problem(exc)
+                if problem is None:
+                    raise
+                raise EngineFailure(f"{what}: {problem}") from exc
             if _unreachable(exc):
                 raise EngineFailure(f"{what}: cannot reach the engine ({_short(exc)})") from exc
+            lost = _no_reply(exc, timeout)
             if idempotent and attempt < policy.max_attempts:
                 wait = min(policy.base_backoff * 2 ** (attempt - 1), policy.max_backoff)
                 if clock() - start + wait <= policy.deadline:
                     on_event(Retrying(operation, what, None, None, attempt, wait,
-                                      "the connection closed before a reply (a read; resent)"))
+                                      f"{lost} (a read; resent)"))
                     sleep(wait)
                     check_cancel(cancel, operation)
                     continue
-            raise ConnectionLost(
-                f"{what}: the connection closed before the engine replied ({_short(exc)})"
-            ) from exc
+            raise ConnectionLost(f"{what}: {lost}") from exc
+
+
+def _no_reply(exc: BaseException, timeout: float | None) -> str:
+    """Why no reply came, in words: the wait (``timeout``, the request's) ran out, or the
+    connection closed. Either way the request may or may not have taken effect."""
+    from urllib3.exceptions import MaxRetryError, ReadTimeoutError
+
+    reason = exc.reason if isinstance(exc, MaxRetryError) else exc
+    if isinstance(reason, ReadTimeoutError | TimeoutError):
+        within = f" within {timeout:g} s" if timeout is not None else " in time"
+        return f"the engine did not reply{within} (the request may still take effect)"
+    return f"the connection closed before the engine replied ({_short(exc)})"
 
 
 def _short(exc: BaseException) -> str:

@@ -349,11 +349,11 @@ def client_fusion(bm25: Ranking, semantic: Ranking, *, k: float, weights: dict[s
         arms.append(hybrid.ArmScores(arm, scores, retrieval))
     config = FusionConfig(RRF, k=k, weights=(weights["bm25"], weights["semantic"]))
     fused = hybrid.fuse(arms, names, query=query, config=config, window=window, limit=limit)
-    hits = tuple(
+    restored = tuple(
         Hit(h.card, h.score, h.rank, {
             arm: None if a is None else ArmScore(a.rank, real[arm][a.rank])
             for arm, a in h.arms.items()
         }, h.contributions)
         for h in fused.hits
     )
-    return replace(fused, hits=hits)
+    return replace(fused, hits=restored)

@@ -45,6 +45,9 @@ class ReadinessController:
         history = app.sessions.history
         if first and history is not None:
             app.main.query_one(QueryInput).set_history(history.entries)
+            if history.notice:
+                app.notify(history.notice, title="history not used", severity="warning",
+                           timeout=10)
         app.sessions.baseline(app.state.index_file)
         self.preparing_arm = None
         app.state = replace(app.state, preparing=session.pending_step(app.lexical))

@@ -145,14 +145,16 @@ class WorkbenchController:
         cancel = app.keys.hint("labelled.tune-cancel")
         screen.show_tune(labelled_views.tune_progress(0, 1, cancel, app.palette))
 
+        def progress(done: int, total: int) -> None:
+            app.post_message(messages.TuneProgress(done, total))
+
         def run() -> None:
             from textual.worker import get_current_worker
 
             from hqltui.core.tune import tune
 
             worker = get_current_worker()
-            result = tune(session, queries,
-                          progress=lambda d, t: app.post_message(messages.TuneProgress(d, t)),
+            result = tune(session, queries, progress=progress,
                           cancelled=lambda: worker.is_cancelled)
             app.post_message(messages.TuneDone(result))
 

@@ -12,7 +12,7 @@ from hqltui.ui.widgets.panes import CardDetail
 
 
 class CardScreen(Screen[None]):
-    BINDINGS = CARD_SCREEN_BINDINGS
+    BINDINGS = [*CARD_SCREEN_BINDINGS]  # copied: Screen's list type is wider
 
     def __init__(self, name: str, header: RenderableType, detail: RenderableType) -> None:
         super().__init__()

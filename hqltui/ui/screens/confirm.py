@@ -26,7 +26,7 @@ class ConfirmScreen(ModalScreen[bool]):
     ConfirmScreen Button { margin-left: 2; }
     """
 
-    BINDINGS = CONFIRM_SCREEN_BINDINGS
+    BINDINGS = [*CONFIRM_SCREEN_BINDINGS]  # copied: Screen's list type is wider
 
     def __init__(self, title: str, body: RenderableType, *, yes: str, no: str,
                  keys: tuple[str, str]) -> None:

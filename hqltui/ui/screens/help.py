@@ -60,7 +60,7 @@ def _key(key: str) -> str:
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = HELP_SCREEN_BINDINGS
+    BINDINGS = [*HELP_SCREEN_BINDINGS]  # copied: Screen's list type is wider
 
     def __init__(self, groups: list[tuple[str, list[Binding]]], notes: list[str]) -> None:
         super().__init__()

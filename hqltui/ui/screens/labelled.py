@@ -32,7 +32,7 @@ class LabelledScreen(Screen[str | None]):
     LabelledScreen #labelled-table { height: 1fr; margin-top: 1; }
     """
 
-    BINDINGS = LABELLED_SCREEN_BINDINGS
+    BINDINGS = [*LABELLED_SCREEN_BINDINGS]  # copied: Screen's list type is wider
 
     def __init__(self, title: Text, waiting: Text) -> None:
         super().__init__()

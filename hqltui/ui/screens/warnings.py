@@ -12,7 +12,7 @@ from hqltui.ui.keys import WARNINGS_SCREEN_BINDINGS
 
 
 class WarningsScreen(ModalScreen[None]):
-    BINDINGS = WARNINGS_SCREEN_BINDINGS
+    BINDINGS = [*WARNINGS_SCREEN_BINDINGS]  # copied: Screen's list type is wider
 
     def __init__(self, body: RenderableType) -> None:
         super().__init__()

@@ -8,7 +8,7 @@ made only when the row is drawn.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import overload
+from typing import Any, overload
 
 from rich.text import Text
 from textual import on
@@ -80,8 +80,8 @@ class CardList(Vertical):
             super().__init__()
             self.name = name
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:  # Widget's name, id, classes
+        super().__init__(**kwargs)
         self._rows: list[tuple[str, str]] = []
         self._shown: list[str] = []
         self._width = 0

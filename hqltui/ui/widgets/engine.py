@@ -7,7 +7,7 @@ shows belong to ``hqltui.ui.controllers.engine``, its wording to
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -27,8 +27,8 @@ class EngineRow(Vertical):
     """Three engine columns (with the answer's warnings under them), or one line in their
     place."""
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:  # Widget's name, id, classes
+        super().__init__(**kwargs)
         self.state = EngineState()  # the state drawn
 
     def compose(self) -> ComposeResult:

@@ -193,7 +193,7 @@ class JobView(Vertical):
         styles = _styles(self.app)
         self._title.update(title_line(event, styles))
         if event.determinate and not (event.state == "succeeded" and not event.total):
-            self._bar.update(total=max(1, event.total or 0), progress=event.done)
+            self._bar.update(total=max(1, event.total or 0), progress=event.done or 0)
         elif event.finished:  # incl. a build with nothing to embed: "up to date" is done
             self._bar.update(total=1, progress=1)
         else:

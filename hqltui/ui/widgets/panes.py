@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.console import RenderableType
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Static
 
@@ -23,7 +24,7 @@ class WarningsStrip(VerticalScroll):
 
     can_focus = True
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self) -> ComposeResult:
         yield Static("", id="warnings-body")
 
     shown: RenderableType = ""
@@ -38,7 +39,7 @@ class CardDetail(VerticalScroll):
 
     can_focus = True
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self) -> ComposeResult:
         yield Static("", id=f"{self.id or 'detail'}-body", classes="detail-body")
         yield Static("", id=f"{self.id or 'detail'}-passage", classes="detail-passage")
 

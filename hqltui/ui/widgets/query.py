@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.reactive import Reactive
@@ -18,8 +20,8 @@ class QueryInput(Input):
         Binding("down", "history(1)", "newer query", show=False, id="query.history-forward"),
     ]
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:  # Widget's name, id, classes
+        super().__init__(**kwargs)
         self.history: list[str] = []
         self._position: int | None = None
         self._draft = ""

@@ -7,6 +7,8 @@ the app; the column reports the user's moves and shows the app's choice.
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -46,8 +48,8 @@ class RankingColumn(Vertical):
             self.slot = slot
             self.name = name
 
-    def __init__(self, slot: str, title: str, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, slot: str, title: str, **kwargs: Any) -> None:  # Widget's name, id, classes
+        super().__init__(**kwargs)
         self.slot = slot
         self._title = title
         self._names: list[str] = []

@@ -10,6 +10,7 @@ of a list then takes that many, so a line's row is a division away.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
@@ -53,8 +54,8 @@ class RankList(ScrollView, can_focus=True):
             super().__init__()
             self.row = row
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:  # Widget's name, id, classes
+        super().__init__(**kwargs)
         self._rows: Sequence[Text] = []
         self._height = 1  # lines per row
         self._cache: dict[tuple[int, int, str], Strip] = {}
