@@ -24,8 +24,9 @@ from typing import Any
 
 from benchmarks.report import write_report
 from hqltui.commands.evaluate import DEPTH, evaluate, read_queries
-from hqltui.core.arms import DEFAULT_FUSION, HYBRID
+from hqltui.core.arms import DEFAULT_FUSION
 from hqltui.core.fusion import grid, parse_fusion
+from hqltui.core.names import HYBRID
 from hqltui.core.session import Session
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.report import write_report
-from hqltui.core.arms import HYBRID
 from hqltui.core.evaluation import evaluate, read_queries
+from hqltui.core.names import HYBRID
 from hqltui.core.session import Session
 
 QUERIES = Path(__file__).resolve().parent / "queries"

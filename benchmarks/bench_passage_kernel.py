@@ -43,7 +43,8 @@ STEP = 65536  # rows generated (and written) per step
 def passage_index(cards: int, per_card: int, matrix: np.ndarray, work: Path):  # noqa: ANN201
     """A ``PassageIndex`` of random unit passages, card-contiguous, held as the reader holds
     them (int8), their float32 rows in ``work/chunk-CARDS-PER.sqlite``."""
-    from hqltui.core.passages import Codes, Float32Rows, PassageIndex, held_codes, two_planes
+    from hqltui.core.int8_codes import Codes, held_codes, two_planes
+    from hqltui.core.passage_index import Float32Rows, PassageIndex
     from producer.passages import DEFAULT_RECIPE
 
     n = cards * per_card
@@ -91,7 +92,8 @@ def passage_index(cards: int, per_card: int, matrix: np.ndarray, work: Path):  #
 
 
 def main() -> None:
-    from hqltui.core.passages import best_passage_scores, first_pass, query_planes
+    from hqltui.core.int8_codes import query_planes
+    from hqltui.core.passage_scores import best_passage_scores, first_pass
     from hqltui.core.ranking import rank_indices
     from hqltui.core.semantic import semantic_scores
 

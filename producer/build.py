@@ -38,7 +38,7 @@ from producer.build_execute import Executed, LazyEmbedder, execute
 from producer.build_options import BuildError, BuildOptions
 from producer.build_plan import BuildPlan, Identity, Previous, plan_build, quoted
 from producer.card_digests import DigestCache, VaultDigest, digest_vault
-from producer.config import ConfigError, load_config
+from producer.config import ConfigError, load_producer_config
 from producer.embedders import (
     Embedder,
     EmbedderSpec,
@@ -149,7 +149,7 @@ def build(
     problem = vault_problem(options.vault)
     if problem:
         raise BuildError(problem, "name an existing vault directory with --vault")
-    config = load_config(root)
+    config = load_producer_config(root)
     spec = resolve_spec(options, config)
     check_spec(spec, environ)  # e.g. an unset key variable: before any card is read
     out = resolve_out(options, config)

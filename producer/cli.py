@@ -120,13 +120,13 @@ def parser() -> argparse.ArgumentParser:
 
 def _configured_index(vault: str) -> Path:
     from producer.build import BuildError
-    from producer.config import load_config
+    from producer.config import load_producer_config
     from producer.vault import vault_problem
 
     problem = vault_problem(vault)
     if problem:
         raise BuildError(problem, "name an existing vault directory with --vault")
-    config = load_config(vault)
+    config = load_producer_config(vault)
     config.require("semantics")
     if config.index_path is None:
         raise BuildError(f"{vault}: name the index with --index, or with `[semantics] index`")

@@ -2,7 +2,7 @@
 
 The producer owns ``[semantics]`` and ``[semantics.embedder]``; the app's tables
 (``[search]``, ``[engine]``) are checked in ``hqltui.core.config``, which passes
-their readers to ``load_config`` so the file is read and refused in one place.
+their readers to ``load_producer_config`` so the file is read and refused in one place.
 Each owned table is checked on its own, so a broken ``[engine]`` never takes the
 index or the search settings down with it: the app shows the error and keeps
 working; a command that needs the broken table exits with the message.
@@ -97,7 +97,7 @@ class EmbedderConfig:
 
 
 @dataclass
-class Config:
+class ProducerConfig:
     root: Path
     file: Path
     exists: bool = False
@@ -260,22 +260,22 @@ def _embedder(table: Any, file: Path) -> EmbedderConfig:
     )
 
 
-def _broken(config: Config, message: str, tables: tuple[str, ...]) -> Config:
+def _broken(config: ProducerConfig, message: str, tables: tuple[str, ...]) -> ProducerConfig:
     """A file none of whose tables can be read: each owned table refused, reported once."""
     config.errors = dict.fromkeys(tables, message)
     config.file_error = message
     return config
 
 
-def load_config(
+def load_producer_config(
     root: str | Path,
     readers: Mapping[str, TableReader] | None = None,
-    make: Callable[..., Config] = Config,
-) -> Config:
-    """Read ``ROOT/hql.toml``; refusals land in ``Config.errors`` keyed by table.
+    make: Callable[..., ProducerConfig] = ProducerConfig,
+) -> ProducerConfig:
+    """Read ``ROOT/hql.toml``; refusals land in ``ProducerConfig.errors`` keyed by table.
 
     ``readers`` check the caller's own top-level tables (``hqltui.core.config``):
-    each result is set as the attribute of that name on the ``Config`` that
+    each result is set as the attribute of that name on the ``ProducerConfig`` that
     ``make`` builds, each refusal lands in ``errors`` like the producer's own."""
     root = Path(root)
     file = root / CONFIG_NAME

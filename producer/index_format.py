@@ -276,6 +276,15 @@ def aside_path(path: str | os.PathLike[str], now: datetime | None = None) -> Pat
     return p.with_name(f"{p.name}.unreadable-{stamp}")
 
 
+def move_aside(path: str | os.PathLike[str], aside: str | os.PathLike[str]) -> None:
+    """Move an unreadable index to ``aside`` (``aside_path``), never over a file already
+    there: nothing is deleted. ``OSError`` (``FileExistsError`` for a taken name)."""
+    target = Path(aside)
+    if target.exists():
+        raise FileExistsError(f"{target} already exists")
+    Path(path).rename(target)
+
+
 def sql_value(value: object) -> str:
     """A stored value as a user reads it: NULL, a number, quoted text; never a Python
     type or ``None``."""

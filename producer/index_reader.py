@@ -2,7 +2,7 @@
 
 ``read_index`` loads every row (a build's previous index, ``verify``,
 ``inspect``); the app's reader (``hqltui.core.index_reader``) and its passage
-loader (``hqltui.core.passages``) read the same tables through the row
+loader (``hqltui.core.passage_index``) read the same tables through the row
 functions here (``meta_row``, ``model_rows``, ``card_rows``, ``query_rows``,
 ``chunk_cursor``), so each table is read by one piece of code. Checks and
 their wording are ``producer.index_checks``'.

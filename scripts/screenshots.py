@@ -24,10 +24,11 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "screenshots"
 sys.path.insert(0, str(ROOT))
 
+from tests.helpers.vaults import copy_vault  # noqa: E402
 from tests.ui import test_jobs_snapshots as jobs  # noqa: E402
 from tests.ui import test_labels_snapshots as labels  # noqa: E402
 from tests.ui import test_snapshots as main  # noqa: E402
-from tests.ui.conftest import copy_vault, new_app  # noqa: E402
+from tests.ui.conftest import new_app  # noqa: E402
 
 # name → (test function, extra arguments), in docs/app.md's order.
 STATES: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {

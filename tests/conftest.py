@@ -25,11 +25,17 @@ def pytest_configure(config) -> None:  # noqa: ANN001 - pytest hook
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test that asks for ``minilm`` (the packaged model, loaded in process) is ``slow``:
-    ``make test-fast`` leaves it out, ``make test`` runs it."""
+    """Markers set by what a test runs and where it lives, so no test file has to
+    remember them: a test that asks for ``minilm`` (the packaged model, loaded in
+    process) is ``slow`` (``make test-fast`` leaves it out, ``make test`` runs it); every
+    test under ``tests/ui`` is ``ui``; the engine and fake-Hotdata modules are ``engine``."""
     for item in items:
         if "minilm" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
+        if item.path.parent.name == "ui":
+            item.add_marker(pytest.mark.ui)
+        if "engine" in item.path.stem or "hotdata" in item.path.stem:
+            item.add_marker(pytest.mark.engine)
 
 
 def pytest_unconfigure(config) -> None:  # noqa: ANN001 - pytest hook

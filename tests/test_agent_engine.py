@@ -10,7 +10,7 @@ import pytest
 from hqltui.cli import main as cli_main
 from hqltui.core import agent
 from hqltui.core.session import Session
-from tests.test_engine import BIRDS, add_engine, birds_queries, fresh_index
+from tests.helpers.engine_vaults import BIRDS, add_engine, birds_queries, fresh_index
 
 pytest_plugins = ["tests.fake_hotdata.fixtures"]
 

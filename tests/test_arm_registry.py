@@ -31,7 +31,7 @@ from contextlib import redirect_stdout, redirect_stderr
 
 from hqltui.cli import main
 from hqltui.commands import query
-from hqltui.core.config import load_config
+from hqltui.core.config import load_app_config
 
 vault, queries = sys.argv[1], sys.argv[2]
 seen = {}
@@ -49,9 +49,9 @@ seen["query_toy"] = json.loads(out)
 code, out, err = run("eval", vault, queries, "--json")
 seen["eval_arms"] = sorted(json.loads(out)["overall"])
 (open(vault + "/hql.toml", "a")).write('[search]\nlexical = "toy"\n')
-seen["config_lexical"] = load_config(vault).search.lexical
+seen["config_lexical"] = load_app_config(vault).search.lexical
 import hqltui; seen["package"] = hqltui.__file__
-seen["config_errors"] = dict(load_config(vault).errors)
+seen["config_errors"] = dict(load_app_config(vault).errors)
 code, out, err = run("query", vault, "owl", "--mode", "hybrid", "--json")
 seen["hybrid"] = json.loads(out)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 import sys
 from pathlib import Path
@@ -28,52 +27,12 @@ from producer.index import (
 )
 from producer.vault import load_vault
 from producer.verify import format_inspect, inspect, verify
-
-STAMP = "2026-01-01T00:00:00+00:00"
-HTTP = dict(
-    provider="http", model="fake-embed", revision="r1", endpoint="http://127.0.0.1:9/v1/embeddings"
-)
-
-
-class Counting:
-    """A deterministic stand-in at the embedder boundary that counts what it embeds."""
-
-    provider = "http"
-
-    def __init__(self, model_id: str = "fake-embed", revision: str = "r1", d: int = 8) -> None:
-        self.model_id, self.revision, self.dimensions = model_id, revision, d
-        self.texts: list[str] = []
-
-    def embed(self, texts, on_batch=None):
-        self.texts.extend(texts)
-        out = []
-        for t in texts:
-            seed = int.from_bytes(hashlib.sha256(t.encode()).digest()[:8], "little")
-            out.append(np.random.default_rng(seed).standard_normal(self.dimensions) * 5)
-        if on_batch:
-            on_batch(len(texts))
-        return np.asarray(out)
-
-
-def make_vault(root: Path, n: int = 5) -> Path:
-    (root / ".hmd").mkdir(parents=True)
-    for i in range(n):
-        (root / f"card{i}.md").write_text(f"---\ntitle: Card {i}\n---\n# Card {i}\n\nBody {i}.\n")
-    return root
+from tests.helpers.builds import HTTP, STAMP, Counting, make_vault, run
 
 
 @pytest.fixture
 def vault(tmp_path):
     return make_vault(tmp_path / "v")
-
-
-def run(vault: Path, out: Path, embedder: Counting | None = None, **kw) -> build_mod.BuildResult:
-    embedder = embedder or Counting()
-    events: list[dict] = []
-    opts = BuildOptions(vault=str(vault), out=str(out), **{**HTTP, **kw})
-    result = build(opts, events.append, embedder_factory=lambda spec: embedder, environ={})
-    result.events = events  # type: ignore[attr-defined]
-    return result
 
 
 def blobs(out: Path) -> dict[str, bytes]:

@@ -9,8 +9,8 @@ import pytest
 
 from producer.build import BuildError
 from producer.index import read_index
+from tests.helpers.builds import Counting, make_vault, run
 from tests.retrieval_helpers import locked
-from tests.test_build import Counting, make_vault, run
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from producer import build as build_mod
 from producer.card_digests import DigestCache, digest_vault
 from producer.index import read_index
 from producer.vault import load_vault
-from tests.test_build import STAMP, Counting, make_vault, run
+from tests.helpers.builds import STAMP, Counting, make_vault, run
 
 REPO = Path(__file__).resolve().parent.parent
 BIRDS = REPO / "fixtures" / "birds"

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from hqltui.core.config import load_config
-from producer.config import ConfigError, EmbedderConfig
-from producer.config import load_config as load_producer_config
+from hqltui.core.config import load_app_config
+from producer.config import ConfigError, EmbedderConfig, load_producer_config
 
 
 def vault_with(tmp_path: Path, toml: str) -> Path:
@@ -18,13 +17,13 @@ def vault_with(tmp_path: Path, toml: str) -> Path:
 
 
 def error(tmp_path: Path, toml: str, table: str) -> str:
-    config = load_config(vault_with(tmp_path, toml))
+    config = load_app_config(vault_with(tmp_path, toml))
     assert table in config.errors, config.errors
     return config.errors[table]
 
 
 def test_no_file_means_defaults(tmp_path):
-    config = load_config(tmp_path)
+    config = load_app_config(tmp_path)
     assert not config.exists and config.errors == {}
     assert config.index is None and config.engine is None
     assert config.search.lexical == "bm25" and config.search.rrf_k == 60
@@ -33,7 +32,7 @@ def test_no_file_means_defaults(tmp_path):
 
 
 def test_a_full_file_is_read(tmp_path):
-    config = load_config(
+    config = load_app_config(
         vault_with(
             tmp_path,
             """
@@ -95,7 +94,7 @@ def test_unknown_keys_in_owned_tables_are_refused_by_name(tmp_path, table, toml,
 
 
 def test_other_tables_are_left_alone(tmp_path):
-    config = load_config(vault_with(tmp_path, "[extensions]\nwhatever = 1\n[report]\nx = 2\n"))
+    config = load_app_config(vault_with(tmp_path, "[extensions]\nwhatever = 1\n[report]\nx = 2\n"))
     assert config.errors == {}
 
 
@@ -162,14 +161,14 @@ def test_an_index_path_escaping_through_a_symlink_is_refused(tmp_path):
 
 
 def test_malformed_toml_names_file_and_line_and_breaks_every_owned_table(tmp_path):
-    config = load_config(vault_with(tmp_path, '[semantics]\nindex = ".hql/x.sqlite"\nlimit = \n'))
+    config = load_app_config(vault_with(tmp_path, '[semantics]\nindex = ".hql/x.sqlite"\nlimit = \n'))
     message = config.errors["semantics"]
     assert "hql.toml" in message and "line 3" in message
     assert set(config.errors) == {"semantics", "semantics.embedder", "engine", "search"}
 
 
 def test_a_broken_table_leaves_the_others_working(tmp_path):
-    config = load_config(
+    config = load_app_config(
         vault_with(
             tmp_path,
             """
@@ -201,7 +200,7 @@ lexical = "tfidf"
     ],
 )
 def test_value_refusals(tmp_path, toml, expected):
-    config = load_config(vault_with(tmp_path, toml))
+    config = load_app_config(vault_with(tmp_path, toml))
     assert any(expected in m for m in config.errors.values()), config.errors
 
 
@@ -212,7 +211,7 @@ def test_the_producer_reads_only_its_own_tables(tmp_path: Path) -> None:
     producer = load_producer_config(root)
     assert producer.errors == {} and producer.index == ".hql/i.sqlite"
     assert not hasattr(producer, "search") and not hasattr(producer, "engine")
-    app = load_config(root)
+    app = load_app_config(root)
     assert set(app.errors) == {"search", "engine"}
     assert "unknown lexical arm `tfidf`; accepted: hashbag, bm25" in app.errors["search"]
 
@@ -221,7 +220,7 @@ def test_the_producer_reads_only_its_own_tables(tmp_path: Path) -> None:
 
 
 def test_the_default_fusion_is_adaptive_over_max_with_the_lexical_gap(tmp_path):
-    config = load_config(tmp_path).search.fusion_config()
+    config = load_app_config(tmp_path).search.fusion_config()
     assert (config.method, config.norm) == ("adaptive", "max")
     assert (config.adaptive.alpha_keyword, config.adaptive.alpha_prose) == (0.2, 0.8)
     assert (config.adaptive.gap_weight, config.adaptive.gap_full) == (0.5, 0.4)
@@ -230,18 +229,18 @@ def test_the_default_fusion_is_adaptive_over_max_with_the_lexical_gap(tmp_path):
 
 
 def test_the_name_signal_is_switched_off_in_hql_toml_and_checked(tmp_path):
-    off = load_config(vault_with(tmp_path, "[search.adaptive]\nname_weight = 0\n"))
+    off = load_app_config(vault_with(tmp_path, "[search.adaptive]\nname_weight = 0\n"))
     assert off.search.fusion_config().adaptive.name_weight == 0.0
     message = error(tmp_path, "[search.adaptive]\nname_weight = 2\n", "search")
     assert "`adaptive.name_weight` must be between 0 and 1" in message
-    off = load_config(vault_with(tmp_path, "[search.adaptive]\nident_weight = 0\n"))
+    off = load_app_config(vault_with(tmp_path, "[search.adaptive]\nident_weight = 0\n"))
     assert off.search.fusion_config().adaptive.ident_weight == 0.0
     message = error(tmp_path, "[search.adaptive]\nident_weight = 1.5\n", "search")
     assert "`adaptive.ident_weight` must be between 0 and 1" in message
 
 
 def test_fusion_alpha_norm_and_the_adaptive_table_are_read(tmp_path):
-    search = load_config(vault_with(tmp_path, """
+    search = load_app_config(vault_with(tmp_path, """
 [search]
 fusion = "convex"
 alpha = 0.7
@@ -261,12 +260,12 @@ idf_weight = 0.25
 @pytest.mark.parametrize("toml", ["[search]\nrrf_k = 20\n",
                                   "[search]\nweights = { lexical = 2, semantic = 1 }\n"])
 def test_rrf_k_or_weights_without_fusion_keep_rrf(tmp_path, toml):
-    assert load_config(vault_with(tmp_path, toml)).search.fusion == "rrf"
+    assert load_app_config(vault_with(tmp_path, toml)).search.fusion == "rrf"
 
 
 def test_an_explicit_fusion_wins_over_rrf_k(tmp_path):
     toml = '[search]\nrrf_k = 20\nfusion = "adaptive"\n'
-    assert load_config(vault_with(tmp_path, toml)).search.fusion == "adaptive"
+    assert load_app_config(vault_with(tmp_path, toml)).search.fusion == "adaptive"
 
 
 # ---------------------------------------------------------------- [engine]: every refusal here
@@ -298,7 +297,7 @@ def test_an_engine_key_variable_that_looks_like_a_key_is_refused_and_never_echoe
 
 
 def test_a_plain_engine_table_is_accepted_with_the_defaults(tmp_path):
-    config = load_config(vault_with(tmp_path, '[engine]\ndatabase = "db_1"\ntable = "Birds_2"\n'))
+    config = load_app_config(vault_with(tmp_path, '[engine]\ndatabase = "db_1"\ntable = "Birds_2"\n'))
     assert config.errors == {}
     assert (config.engine.table, config.engine.api_key_env) == ("Birds_2", "HOTDATA_API_KEY")
 
@@ -327,7 +326,7 @@ def test_every_engine_table_setting_is_checked_by_the_config_reader(tmp_path, to
 
 
 def test_engine_table_settings_for_a_table_this_tool_did_not_build(tmp_path):
-    config = load_config(vault_with(tmp_path, """[engine]
+    config = load_app_config(vault_with(tmp_path, """[engine]
 database = "d"
 catalog = "F1"
 schema = "docs"
@@ -341,7 +340,7 @@ revision = "r1"
     assert config.errors == {}
     assert config.engine.columns == {"key": "id", "text": "body", "vector": "vec",
                                      "model": None, "revision": None}
-    stored = load_config(vault_with(tmp_path, '[engine]\ndatabase = "d"\nmodel_column = "m"\n'))
+    stored = load_app_config(vault_with(tmp_path, '[engine]\ndatabase = "d"\nmodel_column = "m"\n'))
     assert stored.engine.columns["model"] == "m" and stored.engine.columns["revision"] == "revision"
 
 

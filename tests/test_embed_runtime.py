@@ -251,11 +251,12 @@ def test_int8_never_runs_on_torch(graph):
 def test_the_graph_loaded_ahead_serves_the_first_live_query(graph, tmp_path):
     """The MCP server loads the graph beside the vault: the live query's embedder then
     runs on that same session instead of loading its own."""
+    from producer.cpus import usable_cpus
     from producer.embedders import onnx_runtime
-    from producer.embedders.local import _cpu_count, warm_graph
+    from producer.embedders.local import warm_graph
 
     assert warm_graph() is True
-    warmed = onnx_runtime.open_session(graph.graph, _cpu_count())
+    warmed = onnx_runtime.open_session(graph.graph, usable_cpus())
     live = embedder("auto", prepare=False)
     live.load()
     assert live._encoder._session is warmed

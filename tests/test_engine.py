@@ -8,11 +8,8 @@ them; sleeps are injected and recorded, so nothing here waits for real.
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 import threading
-import tomllib
-from pathlib import Path
 
 import hotdata
 import pytest
@@ -32,82 +29,24 @@ from hqltui.core.engine import (
     client_fusion,
     search,
     settings_or_refuse,
-    sync,
     verify,
 )
 from hqltui.core.semantic import embed_local
 from producer.vault import load_vault
 from tests.fake_hotdata.testing import api_client, create_database
+from tests.helpers.engine_vaults import (
+    BIRDS,
+    CREATES,
+    LOADS,
+    Recorder,
+    add_engine,
+    birds_queries,
+    count,
+    fresh_index,
+    run,
+)
 
 pytest_plugins = ["tests.fake_hotdata.fixtures"]
-
-REPO = Path(__file__).resolve().parents[1]
-BIRDS = REPO / "fixtures" / "birds"
-RANDOM_REVISION = "test-random-unit-vectors"
-
-
-def birds_queries() -> list[str]:
-    data = tomllib.loads((BIRDS / "queries.toml").read_text())
-    return [q["text"] for q in data["query"]]
-
-
-def fresh_index(root: Path, queries: list[str] | None = None) -> None:
-    """Make the copy's index fresh the way an incremental build does: an unchanged card keeps
-    its vector; a new or edited card gets a new random unit vector (no model run), stored under
-    the index's model and revision. Without an index, one is written by benchmarks.generate."""
-    from benchmarks.generate import generate_index, random_unit_vectors
-    from producer.index import CardRow, IndexContents, QueryRow, read_index, write_index
-
-    target = root / ".hql" / "index.sqlite"
-    wanted = sorted(set(queries or []))
-    if not target.exists():
-        generate_index(root, wanted)
-    old = read_index(target)
-    kept = {c.name: c for c in old.cards}
-    cards = load_vault(root).cards
-    fresh = random_unit_vectors(len(cards) + len(wanted), seed=len(old.cards) + 11)
-    rows = []
-    for i, card in enumerate(cards):
-        prev = kept.get(card.name)
-        if prev is not None and prev.content_hash == card.content_hash:
-            rows.append(CardRow(card.name, card.path, card.content_hash, prev.embedding))
-        else:
-            rows.append(CardRow(card.name, card.path, card.content_hash, fresh[i].tobytes()))
-    stored = {q.text: q for q in old.queries}
-    query_rows = [stored.get(t) or QueryRow(t, fresh[len(cards) + j].tobytes())
-                  for j, t in enumerate(wanted)]
-    # A revision no model has: these vectors are random, and no live embedding may pass for
-    # them (a query outside the query table is then refused, never embedded by a real model).
-    model = dataclasses.replace(old.model, revision=RANDOM_REVISION)
-    write_index(target, IndexContents(model=model, meta=old.meta, cards=rows,
-                                      queries=query_rows))
-
-
-def add_engine(root: Path, database: str, extra: str = "") -> None:
-    with (root / "hql.toml").open("a") as f:
-        f.write(f'\n[engine]\nprovider = "hotdata"\ndatabase = "{database}"\n{extra}')
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.events: list = []
-        self.sleeps: list[float] = []
-        self.now = 0.0
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-
-    def clock(self) -> float:
-        return self.now
-
-    def options(self, **kw) -> Options:
-        return Options(on_event=self.events.append, sleep=self.sleep, clock=self.clock,
-                       poll_interval=0.5, **kw)
-
-    def of(self, kind):
-        return [e for e in self.events if isinstance(e, kind)]
-
 
 @pytest.fixture
 def fake(fake_hotdata):
@@ -134,30 +73,6 @@ def birds(tmp_path, db):
     fresh_index(root, birds_queries())
     add_engine(root, db.id)
     return root
-
-
-def run(kind, root, env, rec=None, **kw):
-    rec = rec or Recorder()
-    local = LocalCards.load(root, embed=embed_local)
-    settings = settings_or_refuse(local, env)
-    opts = rec.options()
-    if kind == "sync":
-        return sync(local, settings, opts)
-    if kind == "build":
-        return build(settings, opts)
-    if kind == "verify":
-        return verify(local, settings, opts)
-    return search(local, settings, kw.pop("text"), options=opts, **kw)
-
-
-def count(fake, method, pattern):
-    import fnmatch
-
-    return sum(1 for mm, p in fake.requests if mm == method and fnmatch.fnmatchcase(p, pattern))
-
-
-LOADS = "/v1/databases/*/tables/*/loads"
-CREATES = "/v1/connections/*/indexes"
 
 
 # ---------------------------------------------------------------- the lifecycle

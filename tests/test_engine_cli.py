@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from hqltui.cli import main as cli_main
-from tests.test_engine import BIRDS, add_engine, birds_queries, fresh_index
+from tests.helpers.engine_vaults import BIRDS, add_engine, birds_queries, fresh_index
 
 pytest_plugins = ["tests.fake_hotdata.fixtures"]
 

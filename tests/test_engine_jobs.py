@@ -10,7 +10,7 @@ import pytest
 
 from hqltui.core.engine.jobs import engine_sync_build_job, engine_verify_job
 from hqltui.core.jobs import JobBoard
-from tests.test_engine import BIRDS, Recorder, add_engine, birds_queries, fresh_index
+from tests.helpers.engine_vaults import BIRDS, Recorder, add_engine, birds_queries, fresh_index
 
 pytest_plugins = ["tests.fake_hotdata.fixtures"]
 

@@ -24,7 +24,7 @@ from hqltui.core.engine import (
     verify,
 )
 from hqltui.core.semantic import embed_local
-from tests.test_engine import BIRDS, add_engine, birds_queries, fresh_index
+from tests.helpers.engine_vaults import BIRDS, add_engine, birds_queries, fresh_index
 
 LIVE = bool(os.environ.get("HOTDATA_API_KEY")) and bool(os.environ.get("HOTDATA_WORKSPACE"))
 

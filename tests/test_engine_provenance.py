@@ -29,7 +29,7 @@ from hqltui.core.engine import (
 from hqltui.core.engine import client as client_mod
 from hqltui.core.semantic import embed_local
 from tests.fake_hotdata.testing import api_client, create_database, parquet_bytes
-from tests.test_engine import (
+from tests.helpers.engine_vaults import (
     BIRDS,
     CREATES,
     LOADS,

@@ -19,7 +19,7 @@ from hotdata import models as m
 from hqltui.core.engine import EngineRefused, LocalCards, settings_or_refuse
 from hqltui.core.semantic import embed_local
 from tests.fake_hotdata.testing import api_client, load
-from tests.test_engine import (
+from tests.helpers.engine_vaults import (
     BIRDS,
     RANDOM_REVISION,
     add_engine,

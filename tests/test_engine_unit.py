@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hotdata.exceptions import ApiException
 
-from hqltui.core.config import load_config
+from hqltui.core.config import load_app_config
 from hqltui.core.engine import sql
 from hqltui.core.engine.errors import ConnectionLost, EngineFailure, engine_message
 from hqltui.core.engine.events import JobProgress, Retrying, RowsUploaded, Step
@@ -36,7 +36,7 @@ def _vault(tmp_path: Path, engine: str | None) -> Path:
 
 
 def test_no_engine_table_is_refused_naming_what_to_add(tmp_path):
-    got = resolve(load_config(_vault(tmp_path, None)), ENV)
+    got = resolve(load_app_config(_vault(tmp_path, None)), ENV)
     assert isinstance(got, Refusal)
     assert "no [engine] table" in got.message and "[engine]" in got.fix
 
@@ -44,7 +44,7 @@ def test_no_engine_table_is_refused_naming_what_to_add(tmp_path):
 def test_literal_key_is_refused_naming_the_variable_and_never_echoed(tmp_path):
     key = "pretend" + "_123"  # not a credential: a value that must never echo
     root = _vault(tmp_path, f'provider = "hotdata"\ndatabase = "db_1"\napi_key = "{key}"\n')
-    got = resolve(load_config(root), ENV)
+    got = resolve(load_app_config(root), ENV)
     assert isinstance(got, Refusal)
     assert "api_key_env" in got.message and "HOTDATA_API_KEY" in got.message
     assert key not in got.message + got.fix
@@ -52,45 +52,45 @@ def test_literal_key_is_refused_naming_the_variable_and_never_echoed(tmp_path):
 
 def test_a_key_written_as_the_variable_name_is_refused_and_not_echoed(tmp_path):
     root = _vault(tmp_path, 'database = "db_1"\napi_key_env = "hd-live-9f8e7d"\n')
-    got = resolve(load_config(root), ENV)
+    got = resolve(load_app_config(root), ENV)
     assert isinstance(got, Refusal)
     assert "hd-live-9f8e7d" not in got.message + got.fix
 
 
 def test_key_variable_unset_is_refused(tmp_path):
     root = _vault(tmp_path, 'database = "db_1"\n')
-    got = resolve(load_config(root), {"HOTDATA_WORKSPACE": "ws"})
+    got = resolve(load_app_config(root), {"HOTDATA_WORKSPACE": "ws"})
     assert isinstance(got, Refusal) and "HOTDATA_API_KEY is not set" in got.message
 
 
 def test_workspace_variable_unset_is_refused_never_guessed(tmp_path):
     root = _vault(tmp_path, 'database = "db_1"\nworkspace_env = "MY_WS"\n')
-    got = resolve(load_config(root), {"HOTDATA_API_KEY": "k", "HOTDATA_WORKSPACE": "ws"})
+    got = resolve(load_app_config(root), {"HOTDATA_API_KEY": "k", "HOTDATA_WORKSPACE": "ws"})
     assert isinstance(got, Refusal)
     assert "MY_WS is not set" in got.message and "export MY_WS" in got.fix
 
 
 def test_empty_variables_count_as_unset(tmp_path):
     root = _vault(tmp_path, 'database = "db_1"\n')
-    got = resolve(load_config(root), {"HOTDATA_API_KEY": "  ", "HOTDATA_WORKSPACE": "ws"})
+    got = resolve(load_app_config(root), {"HOTDATA_API_KEY": "  ", "HOTDATA_WORKSPACE": "ws"})
     assert isinstance(got, Refusal)
 
 
 def test_missing_database_is_refused(tmp_path):
-    got = resolve(load_config(_vault(tmp_path, 'provider = "hotdata"\n')), ENV)
+    got = resolve(load_app_config(_vault(tmp_path, 'provider = "hotdata"\n')), ENV)
     assert isinstance(got, Refusal) and "database" in got.message
 
 
 def test_settings_resolve_host_and_never_show_the_key(tmp_path):
     root = _vault(tmp_path, 'database = "db_1"\ntable = "Cards"\n')
-    got = resolve(load_config(root), {**ENV, "HOTDATA_API_URL": "http://127.0.0.1:9/v1/"})
+    got = resolve(load_app_config(root), {**ENV, "HOTDATA_API_URL": "http://127.0.0.1:9/v1/"})
     assert isinstance(got, EngineSettings)
     assert got.host == "http://127.0.0.1:9" and got.table == "cards"
     assert got.full_table == "public.cards"  # until the catalog is discovered or set
     assert got.with_catalog("f1").full_table == "f1.public.cards"
     assert "hd_secret_value" not in repr(got) + got.describe()
     explicit = _vault(tmp_path, 'database = "db_1"\nhost = "http://h:1"\n')
-    assert resolve(load_config(explicit), {**ENV, "HOTDATA_API_URL": "http://x"}).host == "http://h:1"
+    assert resolve(load_app_config(explicit), {**ENV, "HOTDATA_API_URL": "http://x"}).host == "http://h:1"
 
 
 # ---------------------------------------------------------------- SQL

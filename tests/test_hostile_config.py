@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from hqltui.core.config import load_config
+from hqltui.core.config import load_app_config
 from hqltui.core.evaluation import QueriesError, read_labelled, read_queries
 from hqltui.core.history import History
 from hqltui.core.labels import change, load_labels, toggle_relevant, vault_labels
@@ -51,7 +51,7 @@ def test_a_default_labels_file_linked_outside_the_vault_is_never_written(tmp_pat
     outside.mkdir()
     (outside / "theirs.toml").write_text("# not the vault's\n", encoding="utf-8")
     (vault / "queries.toml").symlink_to(outside / "theirs.toml")
-    labels = vault_labels(load_config(vault))  # no hql.toml: the default name
+    labels = vault_labels(load_app_config(vault))  # no hql.toml: the default name
     assert labels.error is not None
     assert "leads outside the vault through a symlink" in labels.error
     assert "labelling is off" in labels.error
@@ -68,7 +68,7 @@ def test_a_linked_hql_toml_is_still_the_users_own(tmp_path: Path) -> None:
     dotfiles.mkdir()
     (dotfiles / "hql.toml").write_text('[search]\nlimit = 7\n', encoding="utf-8")
     (vault / "hql.toml").symlink_to(dotfiles / "hql.toml")
-    config = load_config(vault)
+    config = load_app_config(vault)
     assert config.errors == {} and config.search.limit == 7
     assert vault_labels(config).error is None
 
@@ -156,13 +156,13 @@ def test_toml_nested_too_deep_is_one_line_naming_the_file(tmp_path: Path) -> Non
         read_toml(tmp_path / "hql.toml")
     assert str(caught.value) == (f"{tmp_path / 'hql.toml'}: nests arrays or tables too deeply "
                                  "to be read; fix: flatten the nesting in hql.toml")
-    config = load_config(tmp_path)  # broken like any unreadable file: every table refused
+    config = load_app_config(tmp_path)  # broken like any unreadable file: every table refused
     assert config.file_error is not None and "too deeply" in config.file_error
 
 
 def test_a_labels_file_nested_too_deep_turns_labelling_off_in_one_line(tmp_path: Path) -> None:
     (tmp_path / "queries.toml").write_text(DEEP, encoding="utf-8")
-    labels = vault_labels(load_config(tmp_path))
+    labels = vault_labels(load_app_config(tmp_path))
     assert labels.error is not None and "too deeply" in labels.error
     with pytest.raises(QueriesError, match="too deeply"):
         read_queries(tmp_path / "queries.toml")
@@ -187,7 +187,7 @@ def test_a_nul_in_a_path_setting_refuses_that_setting_by_name(tmp_path: Path, ta
     shutil.copytree(BIRDS, vault)
     (vault / "hql.toml").write_text(f'{other}[{table}]\n{key} = "a\\u0000b.toml"\n',
                                     encoding="utf-8")
-    config = load_config(vault)
+    config = load_app_config(vault)
     assert config.errors[table] == (
         f"{vault / 'hql.toml'}: [{table}] `{key}` holds a NUL character (\\u0000), which no "
         f"file name can: name a file inside the vault (e.g. "
@@ -207,7 +207,7 @@ def test_extreme_fusion_values_are_refused_by_key_and_json_stays_strict(tmp_path
     (vault / "hql.toml").write_text(
         '[semantics]\nindex = ".hql/index.sqlite"\n[search]\nrrf_k = 1e-300\n'
         "[search.weights]\nlexical = 1.7e308\nsemantic = 1.7e308\n", encoding="utf-8")
-    config = load_config(vault)
+    config = load_app_config(vault)
     assert config.errors["search"].endswith("[search] `weights.lexical` must be between 0 "
                                             "and 1e+06")
     result = hql("query", "birds", "owl", "--json", cwd=tmp_path)
@@ -215,7 +215,7 @@ def test_extreme_fusion_values_are_refused_by_key_and_json_stays_strict(tmp_path
     assert json.loads(result.stdout)["error"]["message"] == (
         "birds/hql.toml: [search] `weights.lexical` must be between 0 and 1e+06")
     (vault / "hql.toml").write_text('[search]\nrrf_k = 1e-300\n', encoding="utf-8")
-    assert load_config(vault).errors["search"].endswith(
+    assert load_app_config(vault).errors["search"].endswith(
         "`rrf_k` must be between 0.001 and 1e+06")
 
 

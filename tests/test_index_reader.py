@@ -11,7 +11,7 @@ import pytest
 from hqltui.core.index_reader import SemanticIndex, open_index
 from hqltui.core.ranking import Refusal
 from hqltui.core.session import Session
-from producer.config import load_config
+from producer.config import load_producer_config
 from producer.vault import load_vault
 from tests.retrieval_helpers import doctor, unit, write_test_index, write_vault
 
@@ -31,7 +31,7 @@ def vault(tmp_path: Path) -> Path:
 
 
 def opened(root: Path) -> SemanticIndex | Refusal:
-    return open_index(load_vault(root), load_config(root))
+    return open_index(load_vault(root), load_producer_config(root))
 
 
 def refusal(root: Path) -> Refusal:

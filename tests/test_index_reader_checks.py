@@ -102,11 +102,11 @@ def test_a_bad_stored_query_vector_is_not_used(vault: Path, tmp_path: Path) -> N
 def test_a_locked_index_is_refused_after_the_wait_naming_the_lock(vault: Path) -> None:
     from hqltui.core.index_reader import open_index
     from hqltui.core.ranking import Refusal
-    from producer.config import load_config
+    from producer.config import load_producer_config
     from producer.vault import load_vault
 
     with locked(vault / ".hql/index.sqlite") as holder:
-        refusal = open_index(load_vault(vault), load_config(vault))
+        refusal = open_index(load_vault(vault), load_producer_config(vault))
     assert isinstance(refusal, Refusal)
     assert "is locked by another process (database is locked; waited 5 s" in refusal.message
     assert f"pid {holder.pid} (" in refusal.message

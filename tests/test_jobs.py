@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hqltui.core.config import load_config
+from hqltui.core.config import load_app_config
 from hqltui.core.configure import configure_default_index
 from hqltui.core.jobs import JobBoard, index_build_job, index_verify_job
 from producer.config import ConfigError
@@ -134,14 +134,14 @@ def test_configure_default_index_keeps_the_rest_of_the_file(tmp_path):
     text = (tmp_path / "hql.toml").read_text()
     assert text.startswith(original)
     assert '[semantics]\nindex = ".hql/index.sqlite"' in text
-    config = load_config(tmp_path)
+    config = load_app_config(tmp_path)
     assert config.index == ".hql/index.sqlite" and config.search.limit == 7
 
 
 def test_configure_default_index_into_an_existing_semantics_table(tmp_path):
     (tmp_path / "hql.toml").write_text('[semantics.embedder]\nprovider = "local"\n')
     configure_default_index(tmp_path)
-    config = load_config(tmp_path)
+    config = load_app_config(tmp_path)
     assert config.errors == {} and config.index == ".hql/index.sqlite"
     with pytest.raises(ConfigError, match="already names an index"):
         configure_default_index(tmp_path)
@@ -149,4 +149,4 @@ def test_configure_default_index_into_an_existing_semantics_table(tmp_path):
 
 def test_configure_default_index_creates_the_file(tmp_path):
     configure_default_index(tmp_path)
-    assert load_config(tmp_path).index == ".hql/index.sqlite"
+    assert load_app_config(tmp_path).index == ".hql/index.sqlite"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hqltui.core.config import load_config
+from hqltui.core.config import load_app_config
 from hqltui.core.evaluation import query_scores, read_queries, winners
 from hqltui.core.labels import (
     Label,
@@ -173,7 +173,7 @@ def test_an_edit_made_on_disk_is_read_before_the_next_write(tmp_path):
 ])
 def test_the_labels_file_stays_inside_the_vault(tmp_path, named, says):
     (tmp_path / "hql.toml").write_text(f'[search]\nlabels = "{named}"\n', encoding="utf-8")
-    config = load_config(tmp_path)
+    config = load_app_config(tmp_path)
     assert says in config.errors["search"]
     assert "the configured labels" in config.errors["search"]
     labels = vault_labels(config)
@@ -183,9 +183,9 @@ def test_the_labels_file_stays_inside_the_vault(tmp_path, named, says):
 def test_search_labels_names_the_file(tmp_path):
     (tmp_path / "hql.toml").write_text('[search]\nlabels = "eval/mine.toml"\n',
                                        encoding="utf-8")
-    labels = vault_labels(load_config(tmp_path))
+    labels = vault_labels(load_app_config(tmp_path))
     assert labels.path == tmp_path / "eval" / "mine.toml" and labels.error is None
-    assert vault_labels(load_config(tmp_path / "eval")).path.name == "queries.toml"
+    assert vault_labels(load_app_config(tmp_path / "eval")).path.name == "queries.toml"
 
 
 def test_the_birds_index_holds_exactly_the_labelled_queries():

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.manpages import convert, is_alias, main, unescape, write_vault
-from producer.config import load_config
+from producer.config import load_producer_config
 from producer.vault import load_vault
 
 PAGES = Path(__file__).parent / "manpages"
@@ -120,7 +120,7 @@ def test_vault_names_titles_skips_and_config(tmp_path: Path) -> None:
     tally = write_vault(out, man, ["1", "3"])
     assert (tally.written, tally.symlinks, tally.aliases) == (6, 1, 1)
     assert (out / ".hmd").is_dir()
-    config = load_config(out)
+    config = load_producer_config(out)
     assert (config.index, config.errors) == (".hql/index.sqlite", {})
     cards = _cards(out)
     assert sorted(cards) == [

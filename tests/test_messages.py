@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from hqltui.core.config import load_config
+from hqltui.core.config import load_app_config
 from hqltui.core.index_reader import open_index
 from hqltui.core.ranking import Refusal
 from hqltui.core.session import Session
@@ -41,7 +41,7 @@ def test_an_index_that_is_a_directory_says_so(birds: Path) -> None:
     index = birds / ".hql" / "index.sqlite"
     index.unlink()
     index.mkdir()
-    refusal = open_index(load_vault(birds), load_config(birds))
+    refusal = open_index(load_vault(birds), load_app_config(birds))
     assert isinstance(refusal, Refusal)
     assert refusal.message.endswith("/.hql/index.sqlite` is a directory, not an index file")
     listing = run("-m", "hqltui.cli", str(birds), "--list").stdout
@@ -52,7 +52,7 @@ def test_an_index_that_is_a_directory_says_so(birds: Path) -> None:
 
 def test_an_absolute_index_path_says_absolute_paths_are_refused(tmp_path: Path) -> None:
     (tmp_path / "hql.toml").write_text('[semantics]\nindex = "/var/i.sqlite"\n')
-    message = load_config(tmp_path).errors["semantics"]
+    message = load_app_config(tmp_path).errors["semantics"]
     assert "is an absolute path, and absolute paths are refused" in message
 
 

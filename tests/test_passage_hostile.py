@@ -20,8 +20,8 @@ from producer.index_checks import (
     passages_orphan_message,
 )
 from producer.verify import verify
+from tests.helpers.passage_vaults import LONG, real_build
 from tests.retrieval_helpers import locked, unit, write_vault
-from tests.test_passages import LONG, real_build
 
 QUERY = "file descriptor limit"
 NAN = pack(np.full(384, np.nan, dtype=np.float32))

@@ -14,16 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hqltui.core import passages as passages_module
-from hqltui.core.passages import (
-    Float32Rows,
-    PassageIndex,
-    best_passage_scores,
-    exact_dots,
-    first_pass,
-    held_codes,
-    query_planes,
-)
+from hqltui.core import passage_scores, threads
+from hqltui.core.int8_codes import held_codes, query_planes
+from hqltui.core.passage_index import Float32Rows, PassageIndex
+from hqltui.core.passage_scores import best_passage_scores, exact_dots, first_pass
 from hqltui.core.ranking import rank_indices
 from producer.index import pack
 from producer.passages import DEFAULT_RECIPE
@@ -91,16 +85,16 @@ def float32_answer(index: PassageIndex, matrix: np.ndarray, present: np.ndarray,
 @pytest.fixture
 def split(monkeypatch: pytest.MonkeyPatch) -> None:
     """Three parts even on a small index and on a one-CPU machine."""
-    monkeypatch.setattr(passages_module, "_threads", lambda: 3)
-    monkeypatch.setattr(passages_module, "SPLIT_ROWS", 256)
-    monkeypatch.setattr(passages_module, "GATHER_SPLIT", 64)
+    monkeypatch.setattr(threads, "worker_count", lambda: 3)
+    monkeypatch.setattr(passage_scores, "SPLIT_ROWS", 256)
+    monkeypatch.setattr(passage_scores, "GATHER_SPLIT", 64)
 
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_split_scoring_ranks_and_counts_as_float32(tmp_path: Path, split: None,
                                                    seed: int) -> None:
     index, matrix, present, rows = build(tmp_path, seed)
-    assert len(passages_module._parts(index)) == 3
+    assert len(passage_scores._parts(index)) == 3
     queries = random_rows(np.random.default_rng(100 + seed), 6)
     for q in queries:
         want, won = float32_answer(index, matrix, present, rows, q)
@@ -122,12 +116,12 @@ def test_the_first_pass_split_is_the_single_pass_bit_for_bit(tmp_path: Path,
     index, matrix, present, rows = build(tmp_path, 3)
     planes = query_planes(random_rows(np.random.default_rng(7), 1)[0])
     whole_best, whole_rows = first_pass(index, planes.codes[0], planes.scale[0])
-    assert len(passages_module._parts(index)) == 1
+    assert len(passage_scores._parts(index)) == 1
     object.__delattr__(index, "_parts")
-    monkeypatch.setattr(passages_module, "_threads", lambda: 3)
-    monkeypatch.setattr(passages_module, "SPLIT_ROWS", 256)
+    monkeypatch.setattr(threads, "worker_count", lambda: 3)
+    monkeypatch.setattr(passage_scores, "SPLIT_ROWS", 256)
     split_best, split_rows = first_pass(index, planes.codes[0], planes.scale[0])
-    assert len(passages_module._parts(index)) == 3
+    assert len(passage_scores._parts(index)) == 3
     assert split_best.tobytes() == whole_best.tobytes()
     assert split_rows.tobytes() == whole_rows.tobytes()
     assert np.all(np.isneginf(split_rows[index.left_out]))

@@ -13,8 +13,8 @@ from hqltui.core import agent
 from hqltui.core.session import Session
 from producer.embedders.local import packaged_embedder
 from producer.vault import load_vault
+from tests.helpers.passage_vaults import LONG, real_build
 from tests.retrieval_helpers import write_vault
-from tests.test_passages import LONG, real_build
 
 QUERY = "file descriptor limit"
 

@@ -8,23 +8,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hqltui.core import passages as passages_module
-from hqltui.core.passages import (
+from hqltui.core.int8_codes import (
+    CODE_MAX,
     Codes,
-    code_dots,
-    exact_dots,
-    fine_dots,
     first_stage_error,
     held_codes,
     quantise,
-    query_codes,
     query_planes,
     second_stage_error,
     two_planes,
 )
+from hqltui.core.passage_scores import exact_dots, fine_dots
 from hqltui.core.ranking import rank
 from hqltui.core.session import Session
-from producer.build import BuildOptions, build
 from producer.embedders.local import packaged_embedder
 from producer.index import (
     CardRow,
@@ -39,9 +35,9 @@ from producer.index import (
 from producer.passages import DEFAULT_RECIPE, Recipe, cut_windows, passage_text
 from producer.vault import load_vault
 from producer.verify import format_inspect, inspect, verify
+from tests.helpers.int8_reference import code_dots, query_codes
+from tests.helpers.passage_vaults import LONG, STAMP, real_build
 from tests.retrieval_helpers import unit, write_vault
-
-STAMP = "2026-01-01T00:00:00+00:00"
 
 
 def words(text: str) -> list[tuple[int, int]]:
@@ -96,17 +92,6 @@ def test_a_short_text_is_one_passage_and_the_title_prefixes_the_others() -> None
 
 # ----------------------------------------------------------------- the real build
 
-LONG = (
-    "The common shell reads commands from the terminal.\n\n"
-    + "\n\n".join(
-        f"## Section {i}\n\n" + " ".join(["The interpreter expands words in a loop."] * 30)
-        for i in range(6)
-    )
-    + "\n\n## Resource limits\n\nThe ulimit builtin sets the largest core dump size and the "
-    "maximum number of open file descriptors a process may hold.\n"
-)
-
-
 @pytest.fixture(scope="module")
 def minilm():
     return packaged_embedder()
@@ -118,13 +103,6 @@ def built(tmp_path: Path, minilm) -> Path:
                                         "heron": "A bird that wades in marshes."})
     real_build(root, minilm, passages=True, queries=["file descriptor limit"])
     return root
-
-
-def real_build(root: Path, minilm, **kw):  # noqa: ANN001, ANN201
-    return build(
-        BuildOptions(vault=str(root), built_at=STAMP, offline=True, **kw),
-        embedder_factory=lambda spec: minilm,
-    )
 
 
 def index_of(root: Path) -> Path:
@@ -474,4 +452,4 @@ def test_int8_codes_are_within_half_a_step_and_a_zero_row_widens_nothing() -> No
     assert np.allclose(error, np.linalg.norm(back - rows, axis=1))
     assert np.allclose(length, np.linalg.norm(back, axis=1))
     assert scale[-1] == 0.0 and error[-1] == 0.0 and np.all(scale[:-1] > 0)
-    assert np.all(np.abs(codes[:-1]).max(axis=1) == passages_module.CODE_MAX)
+    assert np.all(np.abs(codes[:-1]).max(axis=1) == CODE_MAX)

@@ -12,7 +12,7 @@ import pytest
 
 from hqltui.core.session import Session
 from producer.build import BuildOptions, build
-from producer.config import ConfigError, EmbedderConfig, load_config
+from producer.config import ConfigError, EmbedderConfig, load_producer_config
 from producer.embedders import EmbedderSpec, EmbedError, check_spec, identity
 from producer.embedders import local as local_mod
 from producer.embedders.local import (
@@ -53,12 +53,12 @@ def test_the_committed_birds_index_keeps_its_revision():
 
 def test_precision_in_the_table_and_its_refusals(tmp_path):
     (tmp_path / "hql.toml").write_text('[semantics.embedder]\nprecision = "bfloat16"\n')
-    assert load_config(tmp_path).embedder.precision == "bfloat16"
+    assert load_producer_config(tmp_path).embedder.precision == "bfloat16"
     (tmp_path / "hql.toml").write_text('[semantics.embedder]\nprecision = "int4"\n')
-    error = load_config(tmp_path).errors["semantics.embedder"]
+    error = load_producer_config(tmp_path).errors["semantics.embedder"]
     assert error.endswith("unknown precision `int4`; accepted: float32, bfloat16, int8")
     (tmp_path / "hql.toml").write_text('[semantics.embedder]\nruntime = "tensorrt"\n')
-    error = load_config(tmp_path).errors["semantics.embedder"]
+    error = load_producer_config(tmp_path).errors["semantics.embedder"]
     assert error.endswith("unknown runtime `tensorrt`; accepted: auto, torch, onnxruntime")
     with pytest.raises(ConfigError, match="`precision` applies to the `local` provider only"):
         EmbedderConfig(

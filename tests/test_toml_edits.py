@@ -72,11 +72,11 @@ def test_a_read_only_file_is_refused_in_one_line_and_left_as_it_was(tmp_path: Pa
 
 
 def test_a_byte_order_mark_is_named_not_reported_as_an_error_at_line_1(tmp_path: Path) -> None:
-    from hqltui.core.config import load_config
+    from hqltui.core.config import load_app_config
 
     toml = tmp_path / "hql.toml"
     toml.write_bytes(b'\xef\xbb\xbf[semantics]\nindex = ".hql/index.sqlite"\n')
-    config = load_config(tmp_path)
+    config = load_app_config(tmp_path)
     message = f"{toml}: starts with a byte-order mark (U+FEFF), which TOML does not allow"
     assert message in config.errors["semantics"]
     assert config.file_fix == "save hql.toml as UTF-8 without a BOM"

@@ -120,10 +120,10 @@ def test_a_fifo_swapped_in_after_discovery_or_as_hql_toml_is_refused_not_waited_
     code = (
         "import sys; from pathlib import Path\n"
         "from producer.vault import read_source, HeaderError\n"
-        "from hqltui.core.config import load_config\n"
+        "from hqltui.core.config import load_app_config\n"
         "try: read_source(Path(sys.argv[1]) / 'late.md')\n"
         "except HeaderError as exc: print('card:', exc)\n"
-        "print('config:', load_config(Path(sys.argv[1]) / 'v').errors['search'])\n"
+        "print('config:', load_app_config(Path(sys.argv[1]) / 'v').errors['search'])\n"
     )
     result = _in_child(code, str(tmp_path))
     assert result.returncode == 0, result.stderr

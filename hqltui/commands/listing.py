@@ -6,7 +6,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from hqltui.core.config import load_config
+from hqltui.core.config import load_app_config
 from hqltui.core.index_setting import index_line
 from hqltui.core.oneline import link_target
 from producer.parse_cache import ParseCache
@@ -30,7 +30,7 @@ def list_vault(root: str) -> int:
     except (NotADirectoryError, FileNotFoundError) as exc:
         print(f"hql-tui: {shown(exc)}", file=sys.stderr)
         return 1
-    config = load_config(root)
+    config = load_app_config(root)
     out: list[str] = []
     kind = "HMD vault" if vault.is_hmd else "not an HMD vault (no .hmd/)"
     count = len(vault.cards)

@@ -18,7 +18,7 @@ from hqltui.commands.common import (
     run_command,
     strict_json,
 )
-from hqltui.core.arms import HYBRID, LEXICAL_ARMS
+from hqltui.core.names import HYBRID, LEXICAL_ARMS
 from hqltui.core.results import MODES, all_warnings, rankings, rankings_json, search_refusal
 from producer.terminal import shown
 

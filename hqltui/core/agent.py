@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hqltui.core import snippets
-from hqltui.core.arms import ARMS, DEFAULT_LEXICAL, RANKINGS
+from hqltui.core.arms import ARMS
+from hqltui.core.names import DEFAULT_LEXICAL, RANKINGS
 from hqltui.core.ranking import Passage
 from hqltui.core.results import ALL, rankings, rankings_json, search_refusal
 

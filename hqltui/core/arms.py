@@ -14,13 +14,13 @@ menus and the config read without loading numpy) and its scorer here (and its te
 * The **semantic** arm scores with the vault's embedding index; the session does
   that (the index, the query vector and its provenance belong to the session).
   Where the index holds passages it scores each card by its best passage
-  (``hqltui.core.passages``): a mode of this one arm, not a second arm, so
+  (``hqltui.core.passage_scores``): a mode of this one arm, not a second arm, so
   hybrid fuses one semantic ranking and every ranking goes through the one
   rank order; ``Session.card_level()`` turns the mode off (``eval`` reports
   both, ``semantic`` and ``semantic[cards]``).
 * **hybrid** fuses one lexical arm with the semantic arm by a fusion method
   named in ``FUSIONS`` (``rrf``, ``convex``, ``adaptive``: ``hqltui.core.fusion``;
-  their names and summaries live in ``hqltui.core.names``, re-exported here);
+  their names and summaries live in ``hqltui.core.names``, their only home);
   ``DEFAULT_FUSION`` is the one chosen by measurement (docs/ranking.md, "Choosing the
   default fusion").
 """
@@ -44,16 +44,7 @@ from hqltui.core.lexical import (
     Hashbag,
     TermCounts,
 )
-from hqltui.core.names import ARM_KINDS, LEXICAL
-from hqltui.core.names import DEFAULT_LEXICAL as DEFAULT_LEXICAL
-from hqltui.core.names import FUSIONS as FUSIONS
-from hqltui.core.names import HYBRID as HYBRID
-from hqltui.core.names import LEXICAL_ARMS as LEXICAL_ARMS
-from hqltui.core.names import LEXICAL_CHOICES as LEXICAL_CHOICES
-from hqltui.core.names import RANKINGS as RANKINGS
-from hqltui.core.names import SEMANTIC as SEMANTIC
-from hqltui.core.names import SEMANTIC_ARMS as SEMANTIC_ARMS
-from hqltui.core.names import Fusion as Fusion
+from hqltui.core.names import ARM_KINDS, LEXICAL, LEXICAL_ARMS
 from hqltui.core.ranking import refine
 
 # The hashbag's float32 matrix product is exact enough to rank all but near-ties;

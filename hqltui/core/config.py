@@ -1,6 +1,6 @@
 """The app's tables of ``hql.toml``: ``[search]`` and ``[engine]``, each checked here.
 
-``load_config(root)`` reads the file once through ``producer.config.load_config``
+``load_app_config(root)`` reads the file once through ``producer.config.load_producer_config``
 (which owns ``[semantics]``, the file's own refusals and the wording shared by
 all tables) and adds these two tables to what it returns, an ``AppConfig``. A
 broken table is refused alone: its message lands in ``errors`` under its name.
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from hqltui.core.arms import DEFAULT_FUSION, DEFAULT_LEXICAL, LEXICAL_ARMS
+from hqltui.core.arms import DEFAULT_FUSION
 from hqltui.core.fusion import (
     METHODS,
     NORMS,
@@ -36,17 +36,18 @@ from hqltui.core.fusion import (
     check_rrf_k,
     check_weight,
 )
+from hqltui.core.names import DEFAULT_LEXICAL, LEXICAL_ARMS
 from producer.config import (
-    Config,
     ConfigError,
+    ProducerConfig,
     check_inside_path,
     known_keys,
+    load_producer_config,
     number_value,
     open_table,
     positive_int,
     string_value,
 )
-from producer.config import load_config as load_file
 
 # The labels file's default name (``hqltui.core.labels``); here, so loading a config
 # imports neither the labels nor the evaluation modules.
@@ -131,8 +132,8 @@ ADAPTIVE_KEYS = tuple(f.name for f in fields(AdaptiveParams))
 
 
 @dataclass
-class AppConfig(Config):
-    """The producer's ``Config`` and the app's own tables."""
+class AppConfig(ProducerConfig):
+    """The producer's ``ProducerConfig`` and the app's own tables."""
 
     engine: EngineConfig | None = None  # None: no [engine] table
     search: SearchConfig = field(default_factory=SearchConfig)
@@ -288,8 +289,8 @@ def _alpha(value: float, key: str, where: str) -> float:
 READERS = {"engine": engine_table, "search": search_table}
 
 
-def load_config(root: str | Path) -> AppConfig:
+def load_app_config(root: str | Path) -> AppConfig:
     """``ROOT/hql.toml`` with every table the app reads; refusals in ``errors``."""
-    config = load_file(root, READERS, AppConfig)
+    config = load_producer_config(root, READERS, AppConfig)
     assert isinstance(config, AppConfig)
     return config

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hqltui.core.arms import ARMS, HYBRID, LEXICAL_ARMS, SEMANTIC_ARMS
+from hqltui.core.arms import ARMS
 from hqltui.core.fusion import FusionConfig
+from hqltui.core.names import HYBRID, LEXICAL_ARMS, SEMANTIC_ARMS
 from producer.tomlfile import TomlFileError, read_toml
 from producer.vault import read_regular
 from producer.wording import SHOWN

@@ -1,7 +1,7 @@
 """The fusion methods: how hybrid turns two arms' windows into one fused score per card.
 
 Each method exists once, here; ``hqltui.core.hybrid`` applies the laws around it
-(windows, the union of candidates, ties by name, refusals) and ``arms.FUSIONS``
+(windows, the union of candidates, ties by name, refusals) and ``names.FUSIONS``
 lists them. A method sees only the two windows (each arm's best cards with a
 score above 0, at most ``[search] window`` of them, in rank order) and the
 query's cheap signals; it never sees labels.

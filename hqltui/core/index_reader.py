@@ -17,7 +17,7 @@ failure with a message and the command that fixes it:
 10. the ``card`` table cannot be walked; 11. any card blob is not
     ``dimensions * 4`` bytes; 12. with a ``chunk`` table (passages): its recipe
     row is missing, doubled or unknown, or a passage blob is not
-    ``dimensions * 4`` bytes (``hqltui.core.passages``).
+    ``dimensions * 4`` bytes (``hqltui.core.passage_index``).
 
 Checks 4 and 6-11 are ``producer.index_checks`` problems of severity ``REFUSE``;
 the vectors that fail the unit-length check are its ``LEAVE_OUT`` problems.
@@ -43,9 +43,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hqltui.core.passages import PassageIndex, read_passages
+from hqltui.core.passage_index import PassageIndex, read_passages
 from hqltui.core.ranking import Refusal, Warning
-from producer.config import Config
+from producer.config import ProducerConfig
 from producer.index_checks import (
     NO_METADATA,
     NO_MODEL,
@@ -202,7 +202,7 @@ class SemanticIndex:
         return out
 
 
-def open_index(vault: Vault, config: Config) -> SemanticIndex | Refusal:
+def open_index(vault: Vault, config: ProducerConfig) -> SemanticIndex | Refusal:
     """Read the vault's configured index, or say why it cannot be used."""
     fix = build_command(vault, config.index)
     if "semantics" in config.errors:
@@ -268,7 +268,7 @@ def _reason(exc: StoreError) -> str:
 
 
 def _read(
-    conn: sqlite3.Connection, vault: Vault, config: Config, display: str, fix: str
+    conn: sqlite3.Connection, vault: Vault, config: ProducerConfig, display: str, fix: str
 ) -> SemanticIndex | Refusal:
     try:
         meta = meta_row(conn)

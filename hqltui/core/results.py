@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hqltui.core.arms import HYBRID, RANKINGS
+from hqltui.core.names import HYBRID, RANKINGS
 from hqltui.core.ranking import Ranking, Refusal, merge_warnings
 
 if TYPE_CHECKING:  # for annotations only: no import at run time

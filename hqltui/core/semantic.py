@@ -34,7 +34,7 @@ import numpy as np
 
 from hqltui.core.index_reader import BUILD, SemanticIndex, build_command, shell_quote
 from hqltui.core.ranking import Refusal, Warning, refine
-from producer.config import Config
+from producer.config import ProducerConfig
 from producer.index import unpack as unpack_vector
 from producer.vault import Vault
 
@@ -86,7 +86,8 @@ class LiveEmbedders:
                     self._identity[spec] = f"{type(exc).__name__}: {exc}"
             return self._identity[spec]
 
-    def options(self, index: SemanticIndex, config: Config) -> tuple[list[LiveOption], list[str]]:
+    def options(self, index: SemanticIndex,
+                config: ProducerConfig) -> tuple[list[LiveOption], list[str]]:
         """Embedders matching the index, and why others do not (for the refusal)."""
         from producer.embedders import EmbedderSpec
 
@@ -198,7 +199,7 @@ def _short(revision: str) -> str:
 def query_vector(
     index: SemanticIndex,
     vault: Vault,
-    config: Config,
+    config: ProducerConfig,
     text: str,
     *,
     live: bool = False,

@@ -32,13 +32,13 @@ bm25 never builds the hashbag matrix.
     ``Answer``: a mapping arm -> ``Ranking`` of this one snapshot, holding the
     fused lexical arm, every semantic arm and ``hybrid`` (``answer.lexical``,
     ``.semantic``, ``.hybrid`` name them too). ``lexical`` picks the lexical arm
-    (one of ``arms.LEXICAL_ARMS``; default ``[search] lexical``) and is the arm
+    (one of ``names.LEXICAL_ARMS``; default ``[search] lexical``) and is the arm
     hybrid fuses; ``limit`` defaults to ``[search] limit``; ``live=True`` allows a
     live query embedding through the configured ``http`` embedder (text leaves
     the machine). A blank query gives empty rankings.
 
 ``session.rank(text, arm, *, limit=None, live=False) -> Ranking``
-    One ranking alone: any name in ``arms.RANKINGS`` (every arm, and ``hybrid``).
+    One ranking alone: any name in ``names.RANKINGS`` (every arm, and ``hybrid``).
 
 ``session.scores(text, arm, *, live=False) -> ndarray | Refusal``
     Every card's exact score for one single arm, aligned with ``session.names``.
@@ -94,16 +94,16 @@ from pathlib import Path
 import numpy as np
 
 from hqltui.core import arms
-from hqltui.core.arms import ARMS, HYBRID, LEXICAL_ARMS, SEMANTIC_ARMS
-from hqltui.core.config import AppConfig as Config
-from hqltui.core.config import SearchConfig, load_config
+from hqltui.core.arms import ARMS
+from hqltui.core.config import AppConfig, SearchConfig, load_app_config
 from hqltui.core.fusion import FusionConfig, QueryStats
 from hqltui.core.hybrid import ArmScores
 from hqltui.core.index_reader import SemanticIndex, read_refusal
 from hqltui.core.index_reader import open_index as open_index_of
 from hqltui.core.lexical import DocFreq
+from hqltui.core.names import HYBRID, LEXICAL_ARMS, RANKINGS, SEMANTIC, SEMANTIC_ARMS
 from hqltui.core.oneline import link_target
-from hqltui.core.passages import best_passage_scores
+from hqltui.core.passage_scores import best_passage_scores
 from hqltui.core.ranking import (
     Hit,
     Ranking,
@@ -134,7 +134,7 @@ def _now() -> datetime:
 @dataclass(frozen=True, eq=False)
 class Answer(Mapping[str, Ranking]):
     """arm -> ranking for one query: the fused lexical arm, every semantic arm, and hybrid
-    (in ``arms.RANKINGS`` order). ``lexical``/``semantic``/``hybrid`` name them too."""
+    (in ``names.RANKINGS`` order). ``lexical``/``semantic``/``hybrid`` name them too."""
 
     query: str
     rankings: dict[str, Ranking]
@@ -210,7 +210,7 @@ class IndexSummary:
 class Session:
     root: Path
     vault: Vault
-    config: Config
+    config: AppConfig
     lexical: LexicalArms  # each lexical arm's structure (arms.Arm.build) or refusal, on need
     _index: Once[SemanticIndex | Refusal]  # opened on first need
     loaded_at: datetime
@@ -240,7 +240,7 @@ class Session:
         clock = clock or _now
         cache_path = Path(cache_dir) if cache_dir is not None else None
         vault = load_vault(root, cache=ParseCache(root, cache_path))
-        config = load_config(root)
+        config = load_app_config(root)
         cards = vault.cards
 
         def texts() -> tuple[list[str], list[str]]:
@@ -603,7 +603,7 @@ class Session:
         """One arm's scores, by the kind the registry declares for it."""
         if arm not in ARMS:
             raise ValueError(f"unknown arm `{arm}`; accepted: {', '.join(ARMS)}")
-        if ARMS[arm].kind == arms.SEMANTIC:
+        if ARMS[arm].kind == SEMANTIC:
             return self._semantic(text, cut, live)
         return self._lexical(arm, text, cut)
 
@@ -612,7 +612,7 @@ class Session:
         if arm == HYBRID:
             return self.query(text, limit=limit, live=live).hybrid
         if arm not in ARMS:
-            raise ValueError(f"unknown arm `{arm}`; accepted: {', '.join(arms.RANKINGS)}")
+            raise ValueError(f"unknown arm `{arm}`; accepted: {', '.join(RANKINGS)}")
         if not text.strip():
             return self._empty(arm, text)
         return self.ranking_of(self._scored(arm, text, limit, live), limit)

@@ -25,8 +25,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from hqltui.core.arms import ARMS, LEXICAL_ARMS
+from hqltui.core.arms import ARMS
 from hqltui.core.lexical import Analyser
+from hqltui.core.names import LEXICAL_ARMS
 from hqltui.core.ranking import Refusal, arm_failure
 
 T = TypeVar("T")

@@ -29,15 +29,17 @@ from hqltui.core.names import DEFAULT_LEXICAL, FUSIONS, LEXICAL_ARMS, LEXICAL_CH
 from hqltui.ui import messages, views
 from hqltui.ui.controllers.engine import EngineController
 from hqltui.ui.controllers.jobs import JobsController
-from hqltui.ui.controllers.labels import LabelsController
-from hqltui.ui.controllers.query import QueryController
+from hqltui.ui.controllers.query import DebounceTimer, QueryController
+from hqltui.ui.controllers.readiness import ReadinessController
+from hqltui.ui.controllers.screens import ScreensController
 from hqltui.ui.controllers.session import SessionController, SessionFactory
+from hqltui.ui.controllers.workbench import WorkbenchController
 from hqltui.ui.keys import BINDINGS, user_keys
 from hqltui.ui.marks import Marks
 from hqltui.ui.palette import Palette
 from hqltui.ui.screens.help import every_table
 from hqltui.ui.screens.main import MainScreen
-from hqltui.ui.state import ScreenState, default_arm, loaded, with_answer
+from hqltui.ui.state import ScreenState, with_answer
 from hqltui.ui.widgets.cards import CardList
 from hqltui.ui.widgets.engine import EngineRow
 from hqltui.ui.widgets.jobs import JobsPanel
@@ -49,9 +51,7 @@ if TYPE_CHECKING:
     from textual.command import Provider
 
     from hqltui.core.session import Answer, Session
-    from hqltui.ui.screens.labelled import LabelledScreen
     from hqltui.ui.state import PartialAnswer
-    from producer.vault import Card
 
 Clock = Callable[[], datetime]
 
@@ -67,7 +67,7 @@ class HqlApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "hql-tui"
     COMMANDS = App.COMMANDS | {_commands}
-    BINDINGS = BINDINGS
+    BINDINGS = [*BINDINGS]  # copied: App's list type is wider
 
     lexical: reactive[str] = reactive(DEFAULT_LEXICAL, init=False)
 
@@ -80,6 +80,7 @@ class HqlApp(App[int]):
         history_file: Path | None = None,
         poll_interval: float | None = 2.0,
         debounce: float = 0.05,
+        debounce_timer: DebounceTimer | None = None,
         cursor_blink: bool = True,
         ready_file: str | None = None,
         keymap_file: Path | None = None,
@@ -99,21 +100,22 @@ class HqlApp(App[int]):
         self.sessions = SessionController(self, self.vault_path, self.clock, session_factory,
                                           history_file)
         self.queries = QueryController(self, debounce, lambda generation, text, submitted: (
-            self.engine.start_query(self.state.session, generation, text, submitted)))
+            self.engine.start_query(self.state.session, generation, text, submitted)),
+            debounce_timer)
         self.engine = EngineController(self, lambda: self.main.query_one(EngineRow),
                                        lambda: (self.palette, self.keys, self.state.selected),
                                        lambda: self.engine_options)
         self.jobs_ctl = jobs = JobsController(self, self.vault_path, self.clock,
                                               self._reload,
-                                              lambda: self.main.query_one("#jobs", JobsPanel))
+                                              lambda: self.main.query_one("#jobs", JobsPanel),
+                                              lambda: self.marks.ready("job-shown"))
         # What tests and scripts read of the jobs (the controller's own objects).
         self.jobs, self.job_factories, self.last_job_events = (jobs.jobs, jobs.factories,
                                                                jobs.last_events)
         self.running_jobs, self.show_job_event = jobs.running, jobs.show_event
-        self.labels_ctl = LabelsController()
-        self._arm_initialised = False
-        self._submit_pending = False  # a query submitted while the session was preparing
-        self._preparing_arm: str | None = None  # the lexical arm a prepare worker makes
+        self.workbench = WorkbenchController(self, self.vault_path, self._reload)
+        self.readiness = ReadinessController(self)
+        self.screens = ScreensController(self)
 
     # The state on screen, as tests and the benchmarks read it.
     @property
@@ -185,7 +187,7 @@ class HqlApp(App[int]):
     def _theme_changed(self, _theme: object) -> None:
         self.palette = Palette.from_variables(self.get_css_variables())
         if self.state.session is not None:
-            self._paint(cards=True)
+            self.paint(cards=True)
 
     def on_unmount(self) -> None:
         self.engine.stop()
@@ -193,111 +195,27 @@ class HqlApp(App[int]):
 
     # -------------------------------------------------------------- session
 
+    # The load's messages: what they change on screen is the readiness controller's.
     def on_session_loaded(self, message: messages.SessionLoaded) -> None:
-        """The cards are known: draw the card list, header and warnings now; the columns
-        rank once the session is ready for the lexical arm (``_ranking_ready``)."""
-        if not self.is_running:
-            return  # shutting down: the screen's widgets are already being pruned
-        first = self.state.session is None
-        session = message.session
-        from hqltui.core.labels import vault_labels  # loaded with the session (its config)
-
-        self.state = loaded(self.state, session)
-        self.state = replace(self.state,
-                             labels=vault_labels(session.config, self.state.labels))
-        if not self._arm_initialised:  # [search] lexical, until F2 or the palette switch
-            self._arm_initialised = True
-            self.set_reactive(HqlApp.lexical, default_arm(session))
-            self.state = replace(self.state, lexical=self.lexical)
-        history = self.sessions.history
-        if first and history is not None:
-            self.main.query_one(QueryInput).set_history(history.entries)
-            if history.notice:
-                self.notify(history.notice, title="history not used", severity="warning",
-                            timeout=10)
-        self.sessions.baseline(self.state.index_file)
-        self._preparing_arm = None
-        self.state = replace(self.state, preparing=session.pending_step(self.lexical))
-        self._paint(cards=True, columns=False)
-        self.engine.check(self.state.session)
-        if message.reason != "start":
-            self.notify("vault reloaded", timeout=2)
-        self.call_after_refresh(self.marks.ready, "cards-shown")
-        if self._ensure_ready():
-            self._ranking_ready()
+        if self.is_running:  # else shutting down: the widgets are already being pruned
+            self.readiness.loaded(message)
 
     def on_session_stage(self, message: messages.SessionStage) -> None:
-        if (not self.is_running or message.session is not self.state.session
-                or message.arm != self._preparing_arm):
-            return  # shutting down, a session no longer on screen, an arm switched from
-        self._index_opened()
-        self.state = replace(self.state, preparing=message.step)
-        self._paint_preparing()
+        if self.is_running:
+            self.readiness.stage(message)
 
     def on_ranking_ready(self, message: messages.RankingReady) -> None:
-        if not self.is_running or message.session is not self.state.session:
-            return  # shutting down, or a session no longer on screen
-        if message.arm == self._preparing_arm:
-            self._preparing_arm = None
-        self._index_opened()
-        if self._ensure_ready() and self.state.preparing is not None:
-            self._ranking_ready()
+        if self.is_running:
+            self.readiness.ready(message)
 
-    def _ensure_ready(self) -> bool:
-        """Can the session on screen rank with the lexical arm now? If not, have it
-        made ready (once per arm) and say so in the columns."""
-        session = self.state.session
-        if session is None:
-            return False
-        step = session.pending_step(self.lexical)
-        if step is None:
-            return True
-        if self._preparing_arm != self.lexical:
-            self._preparing_arm = self.lexical
-            self.sessions.prepare(session, self.lexical)
-            self.state = replace(self.state, preparing=step)
-            self._paint_preparing()
-        return False
-
-    def _index_opened(self) -> None:
-        """The header, card statuses and warnings once the index is open (they said
-        "opening" until then)."""
-        session = self.state.session
-        summary = self.state.summary
-        if session is None or session.index_pending or summary is None:
-            return
-        if summary.state == "opening":
-            self.state = loaded(self.state, session)
-            self._paint(cards=True, columns=False)
-
-    def _ranking_ready(self) -> None:
-        """The columns can rank: answer the query typed meanwhile, or invite one."""
-        self.state = replace(self.state, preparing=None)
-        if self.text.strip():
-            submitted, self._submit_pending = self._submit_pending, False
-            self._start_query(submitted=submitted)
-        else:
-            empty = views.message_columns("type a query to rank the cards", self.palette.muted,
-                                          "empty")
-            self.main.paint_columns(empty, self.state, self.palette, self.keys)
-        self.call_after_refresh(self.marks.ready, "ranking-ready")
-
-    def _paint_preparing(self) -> None:
-        self.main.paint_columns(views.columns(self.state, self.palette, self.keys), self.state,
-                                self.palette, self.keys)
+    def on_session_failed(self, message: messages.SessionFailed) -> None:
+        if self.is_running:
+            self.readiness.failed(message)
 
     def _reload(self, reason: str) -> None:
         """Read the vault again: the session on screen keeps answering until the new
         one is ready to rank (staged only when there is none on screen)."""
         self.sessions.load(reason, self.lexical, staged=self.state.session is None)
-
-    def on_session_failed(self, message: messages.SessionFailed) -> None:
-        if not self.is_running:
-            return  # shutting down: the screen's widgets are already being pruned
-        # Never rank, build or verify against a vault that is gone.
-        self.state = replace(self.state, load_error=message.message, session=None)
-        self.main.paint_failure(self.state, self.palette, self.keys)
-        self.call_after_refresh(self.marks.ready, "vault-failed")
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """One funnel for unexpected errors: shown, never a traceback."""
@@ -323,24 +241,24 @@ class HqlApp(App[int]):
     def _query_changed(self, event: QueryInput.Changed) -> None:
         self.text = event.value
         self.state = replace(self.state, pinned=False)
-        self.queries.later(self._start_query)
+        self.queries.later(self.start_query)
 
     @on(QueryInput.Submitted, "#query")
     def _query_submitted(self, event: QueryInput.Submitted) -> None:
         text = event.value.strip()
         self.queries.cancel()
         self.text = event.value
-        self._start_query(submitted=True)
+        self.start_query(submitted=True)
         if text and self.sessions.remember(text):
             self.main.query_one(QueryInput).remember(text)
         self.main.action_focus_column("hybrid")
 
-    def _start_query(self, submitted: bool = False) -> None:
+    def start_query(self, submitted: bool = False) -> None:
         """Rank the query now, or once the session is ready for the lexical arm (a query
         typed while it prepares is kept and answered then)."""
         session = self.state.session
-        if session is not None and self.text.strip() and not self._ensure_ready():
-            self._submit_pending = self._submit_pending or submitted
+        if session is not None and self.text.strip() and not self.readiness.ensure():
+            self.readiness.submit_pending = self.readiness.submit_pending or submitted
             self.queries.cancel()
             return
         self.queries.start(session, self.text, self.lexical, submitted, self.state.fusion)
@@ -365,21 +283,22 @@ class HqlApp(App[int]):
             # Edited in another window: the marks and metrics follow the file.
             state = replace(state, labels=load_labels(labels.path, pending_of(labels)))
         self.state = state
-        self._paint(detail_later=True)
+        self.paint(detail_later=True)
         if not partial:
-            self.call_after_refresh(self.marks.answer_painted, self.marks.answer_shown(), text)
+            self.call_after_refresh(self.marks.answer_painted, self.marks.answer_shown(), text,
+                                    generation)
 
     # -------------------------------------------------------------- choices
 
     def watch_lexical(self, arm: str) -> None:
         self.state = replace(self.state, lexical=arm)
         self.main.paint_titles(self.state, self.palette, self.keys)
-        if self.state.session is None or not self._ensure_ready():
+        if self.state.session is None or not self.readiness.ensure():
             return  # answered when ready (an arm not built yet is being built)
         if self.state.preparing is not None:  # switched back to an arm that is ready
-            self._ranking_ready()
+            self.readiness.ranking_ready()
         elif self.text.strip():
-            self._start_query()
+            self.start_query()
 
     def action_toggle_lexical(self) -> None:
         at = LEXICAL_CHOICES.index(self.lexical) if self.lexical in LEXICAL_CHOICES else -1
@@ -402,14 +321,14 @@ class HqlApp(App[int]):
         self.main.paint_titles(self.state, self.palette, self.keys)
         self.notify(f"hybrid fusion: {method} ({FUSIONS[method].summary})", timeout=2)
         if self.state.session is not None and self.text.strip():
-            self._start_query()
+            self.start_query()
 
     # The passage snippets under semantic and hybrid rows (ctrl+o, p, the palette).
     def action_toggle_snippets(self) -> None:
         self.state = replace(self.state, snippets=not self.state.snippets)
         self.notify(f"passage snippets: {'on' if self.state.snippets else 'off'}", timeout=2)
         if self.state.answer is not None:
-            self._paint()
+            self.paint()
 
     @on(RankingColumn.Selected)
     @on(CardList.Selected)
@@ -429,174 +348,34 @@ class HqlApp(App[int]):
             self.main.select(name, source)
             self.main.show_detail(views.detail_pane(self.state, self.palette))
 
-    # ------------------------------------------------------------- labelling
+    # ------------------------------------------- the workbench (its controller)
 
     def action_label(self, what: str) -> None:
-        """Toggle the selected card relevant / a decoy for the query, or cycle its kind."""
-        done = self.labels_ctl.label(self.state.labels, self.state.labelled_text,
-                                     self.state.selected, what)
-        self._labelled(done)
+        self.workbench.label(what)
 
     def action_label_undo(self) -> None:
-        self._labelled(self.labels_ctl.undo_last(self.state.labels))
-
-    def _labelled(self, done: Any) -> None:
-        if done.labels is not None:
-            self.state = replace(self.state, labels=done.labels)
-            self._paint()
-        self.notify(done.notice, severity=done.severity,
-                    timeout=8 if done.severity == "error" else 3)
-
-    def _labelled_screen(self) -> LabelledScreen | None:
-        """The labelled-queries screen when it is on top (its module loads with it)."""
-        from hqltui.ui.screens.labelled import LabelledScreen
-
-        return self.screen if isinstance(self.screen, LabelledScreen) else None
+        self.workbench.undo()
 
     def action_labelled(self) -> None:
-        """The labelled-queries screen, scored in a worker on the session on screen."""
-        from hqltui.ui.screens.labelled import LabelledScreen
-
-        if isinstance(self.screen, LabelledScreen):
-            return
-        session, labels = self.state.session, self.state.labels
-        if session is None or labels is None:
-            self.notify("the vault is not loaded yet", severity="warning", timeout=3)
-            return
-        if labels.error:
-            self.notify(labels.error, severity="error", timeout=8)
-            return
-        queries = labels.labelled()
-        if not queries:
-            self.notify(f"no labelled queries yet in {labels.path.name}: mark a relevant card "
-                        f"for a query with {self.keys.hint('main.label-relevant')}",
-                        severity="warning", timeout=5)
-            return
-        title, waiting = views.labelled_title(labels, len(queries), self.palette)
-        self.push_screen(LabelledScreen(title, waiting), self._labelled_closed)
-        lexical = session.search.lexical
-
-        def score() -> None:
-            from textual.worker import get_current_worker
-
-            from hqltui.core.evaluation import evaluate
-
-            worker = get_current_worker()
-            report = evaluate(session, queries, cancelled=lambda: worker.is_cancelled)
-            if not worker.is_cancelled:
-                self.post_message(messages.LabelsScored(report, lexical))
-
-        self.run_worker(score, name="labelled queries", group="labels", exclusive=True,
-                        thread=True, exit_on_error=False)
+        self.workbench.open()
 
     def on_labels_scored(self, message: messages.LabelsScored) -> None:
-        if (screen := self._labelled_screen()) is not None:
-            screen.show_report(message.report, message.lexical, self.palette)
-
-    # ------------------------------------------------------------------ tune
+        self.workbench.scored(message)
 
     def action_tune_labels(self) -> None:
-        """``tune`` on the labels as a job: progress on the labelled-queries screen,
-        cancellable, its table at the end; writing ``[search]`` is asked for apart."""
-        from hqltui.core.tune import TooFewQueries, fold_count
-        from hqltui.ui import labelled_views
-
-        screen, session, labels = self._labelled_screen(), self.state.session, self.state.labels
-        if screen is None or session is None or labels is None:
-            return
-        if any(w.group == "tune" and not w.is_finished for w in self.workers):
-            self.notify("tune is already running", severity="warning", timeout=3)
-            return
-        queries = labels.labelled()
-        try:
-            fold_count(queries, None)
-        except TooFewQueries as exc:
-            screen.show_tune(Text(f"tune: {exc}", style=self.palette.error))
-            return
-        self.tune_result = None
-        cancel = self.keys.hint("labelled.tune-cancel")
-        screen.show_tune(labelled_views.tune_progress(0, 1, cancel, self.palette))
-
-        def run() -> None:
-            from textual.worker import get_current_worker
-
-            from hqltui.core.tune import tune
-
-            worker = get_current_worker()
-            result = tune(session, queries,
-                          progress=lambda d, t: self.post_message(messages.TuneProgress(d, t)),
-                          cancelled=lambda: worker.is_cancelled)
-            self.post_message(messages.TuneDone(result))
-
-        self.run_worker(run, name="tune", group="tune", exclusive=True, thread=True,
-                        exit_on_error=False)
+        self.workbench.tune()
 
     def on_tune_progress(self, message: messages.TuneProgress) -> None:
-        from hqltui.ui import labelled_views
-
-        if (screen := self._labelled_screen()) is not None:
-            cancel = self.keys.hint("labelled.tune-cancel")
-            screen.show_tune(labelled_views.tune_progress(message.done, message.total,
-                                                          cancel, self.palette))
+        self.workbench.progress(message)
 
     def on_tune_done(self, message: messages.TuneDone) -> None:
-        from hqltui.ui import labelled_views
-
-        self.tune_result = message.result
-        if (screen := self._labelled_screen()) is not None:
-            screen.show_tune(labelled_views.tune_table(
-                message.result, self.keys.hint("labelled.tune-write"), self.palette))
+        self.workbench.done(message)
 
     def action_tune_cancel(self) -> None:
-        if any(w.group == "tune" and not w.is_finished for w in self.workers):
-            self.workers.cancel_group(self, "tune")
-            self.notify("tune cancelled: [search] is as it was", timeout=3)
+        self.workbench.cancel()
 
     def action_tune_write(self) -> None:
-        """tune's best fusion into hql.toml's [search], after a confirmation showing it."""
-        from hqltui.core.configure import preview_search, write_search
-        from hqltui.core.tune import search_settings
-        from hqltui.ui.screens.confirm import ConfirmScreen
-        from producer.config import ConfigError
-
-        result = getattr(self, "tune_result", None)
-        best = result.best if result is not None else None
-        if best is None:
-            self.notify(f"run tune first ({self.keys.hint('labelled.tune')})",
-                        severity="warning", timeout=3)
-            return
-        settings = search_settings(best.config)
-        try:
-            before, after = preview_search(self.vault_path, settings)
-        except ConfigError as exc:
-            self.notify(str(exc), severity="error", timeout=8)
-            return
-        changed = [line for line in after.splitlines() if line not in before.splitlines()]
-        body = Text("\n".join(changed) or "(no change)")
-
-        def answered(yes: bool | None) -> None:
-            if not yes:
-                return
-            try:
-                file = write_search(self.vault_path, settings)
-            except ConfigError as exc:
-                self.notify(str(exc), severity="error", timeout=8)
-                return
-            self.notify(f"wrote {best.config.label()} to {file.name}'s [search]", timeout=4)
-            self._reload("key")
-
-        keys = (self.keys.hint("confirm.yes"), self.keys.hint("confirm.no"))
-        self.push_screen(ConfirmScreen(f"write {best.config.label()} to hql.toml's [search]?",
-                                       body, yes="write", no="keep", keys=keys), answered)
-
-    def _labelled_closed(self, text: str | None) -> None:
-        self.workers.cancel_group(self, "labels")
-        self.workers.cancel_group(self, "tune")
-        if text:
-            query = self.main.query_one(QueryInput)
-            query.value = text
-            query.cursor_position = len(text)
-            self.main.action_focus_column("hybrid")
+        self.workbench.write()
 
     # -------------------------------------------------------------- actions
 
@@ -607,36 +386,16 @@ class HqlApp(App[int]):
                     title="Do you want to quit?")
 
     def action_help(self) -> None:
-        from hqltui.ui.screens.help import HelpScreen, help_tables
-
-        if not isinstance(self.screen, HelpScreen):
-            groups = [(title, self.keys.bound(table)) for title, table in help_tables()]
-            self.push_screen(HelpScreen(groups, views.help_notes(self.keys)))
+        self.screens.help()
 
     def action_open_card(self) -> None:
-        from hqltui.ui.screens.card import CardScreen
-
-        if (card := self._card_or_say()) is not None:
-            detail = views.card_detail(self.state, card.name, self.palette, full=True)
-            self.push_screen(CardScreen(card.name, views.card_header(card, self.palette), detail))
+        self.screens.open_card()
 
     def action_edit_card(self) -> None:
-        from hqltui.ui import editor
-
-        card = self._card_or_say()
-        if card is not None and editor.edit(self, self.vault_path / card.path):
-            self.sessions.check(self.state.index_file)
-
-    def _card_or_say(self) -> Card | None:
-        card = self.state.card(self.state.selected)
-        if card is None:
-            self.notify("select a card first", severity="warning", timeout=2)
-        return card
+        self.screens.edit_card()
 
     def action_show_warnings(self) -> None:
-        from hqltui.ui.screens.warnings import WarningsScreen
-
-        self.push_screen(WarningsScreen(views.warnings_text(self.state, self.palette, False)))
+        self.screens.warnings()
 
     def action_reload(self) -> None:
         self.main.show_status(Text("reloading vault…", style=self.palette.muted))
@@ -686,8 +445,8 @@ class HqlApp(App[int]):
         if self.is_running and self.state.session is not None:
             self._paint_status()
 
-    def _paint(self, cards: bool = False, columns: bool = True,
-               detail_later: bool = False) -> None:
+    def paint(self, cards: bool = False, columns: bool = True,
+              detail_later: bool = False) -> None:
         if cards:
             self._paint_status()
         self.main.paint(self.state, self.palette, self.keys, cards=cards, columns=columns,

@@ -43,6 +43,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from producer.config import DEFAULT_PRECISION, DEFAULT_RUNTIME, PRECISIONS, RUNTIMES
+from producer.cpus import usable_cpus
 from producer.embedders import EmbedderSpec, EmbedError, OnBatch
 from producer.embedders.model_tokenizer import (
     Encoded,
@@ -549,7 +550,7 @@ class LocalEmbedder:
             runtime, graph, note = choose_runtime(
                 self.runtime, self.precision, self.source, tokens is not None, self.prepare
             )
-        threads = self.threads or _cpu_count()
+        threads = self.threads or usable_cpus()
         if runtime == ORT_NAME:
             from producer.embedders.onnx_runtime import OrtEncoder
 
@@ -638,7 +639,7 @@ class LocalEmbedder:
         def padded(run: list[Sequence[int]]) -> Mapping[str, np.ndarray]:
             return pad_rows(inputs, [i for batch in run for i in batch], pad_id)
 
-        workers = encoder.workers(len(runs), self.threads or _cpu_count()) if float32 else 1
+        workers = encoder.workers(len(runs), self.threads or usable_cpus()) if float32 else 1
         done = 0
         for run, enc, hidden in _in_order(runs, padded, encoder, workers):
             start = 0
@@ -943,13 +944,6 @@ def release_freed_memory() -> None:
         trim(0)
 
 
-def _cpu_count() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
-
-
 @functools.lru_cache(maxsize=2 * len(PRECISIONS) * len(RUNTIMES))
 def packaged_embedder(
     precision: str = DEFAULT_PRECISION, runtime: str = DEFAULT_RUNTIME, live: bool = False
@@ -975,7 +969,7 @@ def warm_graph(model_dir: Path | None = None) -> bool:
     if record is None or not record.passed or tokens is None:
         return False
     fast_tokenizer(tokens)
-    open_session(record.graph, _cpu_count())
+    open_session(record.graph, usable_cpus())
     return True
 
 

@@ -7,7 +7,6 @@ screen are the same on every machine, and edits never touch the fixtures.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,8 +18,9 @@ import pytest
 pytest.register_assert_rewrite("tests.ui.engine_helpers")
 
 from hqltui.ui.app import HqlApp  # noqa: E402
+from tests.helpers.vaults import FIXTURES, copy_vault  # noqa: E402
+from tests.helpers.waits import ManualDebounce  # noqa: E402
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 NOW = datetime(2026, 12, 2, 9, 30, tzinfo=UTC)  # the birds index was built 3 days before
 SIZE = (120, 36)
 
@@ -47,13 +47,6 @@ def hermetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def copy_vault(name: str, dest: str | None = None) -> Path:
-    """Copy ``fixtures/NAME`` into the test's working directory; return the relative path."""
-    target = Path(dest or name)
-    shutil.copytree(FIXTURES / name, target)
-    return target
-
-
 @pytest.fixture
 def birds() -> Path:
     return copy_vault("birds")
@@ -65,12 +58,14 @@ def mini() -> Path:
 
 
 def new_app(vault: Path | str, **kwargs: object) -> HqlApp:
-    """The app as every test (and ``scripts/screenshots.py``) runs it: fixed clock, no blink."""
+    """The app as every test (and ``scripts/screenshots.py``) runs it: fixed clock, no blink,
+    the debounce ended by the test (``tests.helpers.waits.settle``)."""
     options: dict[str, object] = {
         "clock": fixed_clock,
         "poll_interval": None,
         "cursor_blink": False,
         "debounce": 0.01,
+        "debounce_timer": ManualDebounce(),
     }
     options.update(kwargs)
     app = HqlApp(vault, **options)  # type: ignore[arg-type]
@@ -81,38 +76,6 @@ def new_app(vault: Path | str, **kwargs: object) -> HqlApp:
 @pytest.fixture
 def make_app() -> Callable[..., HqlApp]:
     return new_app
-
-
-async def settle(pilot, rounds: int = 3) -> None:  # type: ignore[no-untyped-def]
-    """Let debounce timers fire and every worker finish, then let the screen catch up."""
-    app = pilot.app
-    for _ in range(rounds):
-        await pilot.pause(0.05)
-        await _workers_done(app)
-        await pilot.pause()
-
-
-async def _workers_done(app) -> None:  # type: ignore[no-untyped-def]
-    """Wait for every worker that is not cancelled. An exclusive worker (a file-watch
-    check, a query) is cancelled when a newer one replaces it; that is the app working,
-    not a failure, so the wait goes on with the workers still alive."""
-    from textual.worker import WorkerCancelled
-
-    for _ in range(50):
-        alive = [w for w in app.workers if not w.is_cancelled]
-        try:
-            await app.workers.wait_for_complete(alive)
-            return
-        except WorkerCancelled:
-            continue
-
-
-async def type_query(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
-    """Put ``text`` in the query input in one change (one answer, deterministic selection)."""
-    from hqltui.ui.widgets.query import QueryInput
-
-    pilot.app.main.query_one(QueryInput).value = text
-    await settle(pilot)
 
 
 def paraphrase_queries() -> list[str]:

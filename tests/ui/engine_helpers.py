@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.ui.conftest import copy_vault
+from tests.helpers.vaults import copy_vault
 
 pytest_plugins = ["tests.fake_hotdata.fixtures"]
 

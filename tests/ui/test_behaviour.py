@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import io
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from rich.console import Console
 
 from hqltui.core.session import Session
 from hqltui.ui.app import HqlApp
@@ -19,24 +17,15 @@ from hqltui.ui.screens.help import HelpScreen
 from hqltui.ui.widgets.cards import CardList
 from hqltui.ui.widgets.panes import CardDetail, StatusLine, WarningsStrip
 from hqltui.ui.widgets.query import QueryInput
-from tests.ui.conftest import SIZE, fixed_clock, settle, type_query
+from tests.helpers.rendering import plain, widget_text
+from tests.helpers.waits import settle, type_query, until, until_shown
+from tests.ui.conftest import SIZE, fixed_clock
 
 pytestmark = pytest.mark.anyio
 
 
-def _plain(renderable: Any) -> str:
-    console = Console(width=200, record=True, file=io.StringIO())
-    console.print(renderable)
-    return console.export_text()
-
-
-def _text(widget: Any) -> str:
-    """The plain text a Static shows."""
-    return str(widget.render())
-
-
 def _detail_text(app: HqlApp) -> str:
-    return _plain(app.main.query_one(CardDetail).shown)
+    return plain(app.main.query_one(CardDetail).shown)
 
 
 async def test_query_input_focused_at_start_and_columns_fill(make_app, mini: Path) -> None:
@@ -123,16 +112,11 @@ async def test_an_older_answer_never_overwrites_a_newer_one(make_app, birds: Pat
         await settle(pilot)
         query = app.main.query_one(QueryInput)
         query.value = "night"
-        for _ in range(200):  # wait until the slow query is running (a loaded machine is slow)
-            await pilot.pause(0.05)
-            if holder["s"].started.is_set():
-                break
+        assert await asyncio.to_thread(holder["s"].started.wait, 120)  # the slow one runs
         query.value = "night hunting birds"
         await settle(pilot, rounds=4)
-        for _ in range(1200):  # "night" needs a live model load: slow on a loaded machine
-            if len(holder["s"].finished) == 2:
-                break
-            await asyncio.sleep(0.05)
+        # "night" needs a live model load: slow on a loaded machine
+        await until_shown(pilot, lambda: len(holder["s"].finished) == 2, tries=6000)
         await settle(pilot)
         # The slow, older answer finished last, and was not shown.
         assert holder["s"].finished == ["night hunting birds", "night"]
@@ -150,12 +134,9 @@ async def test_reload_after_a_file_changes(make_app, mini: Path) -> None:
         assert "brand-new" not in cards.shown
         (mini / "brand-new.md").write_text("# Brand new\n\nA card written while the app ran.\n",
                                            encoding="utf-8")
-        for _ in range(60):
-            await pilot.pause(0.05)
-            if "brand-new" in cards.shown:
-                break
+        await until(app, lambda: "brand-new" in cards.shown)  # the reload swapped in
         assert "brand-new" in cards.shown
-        assert "11 cards" in _text(app.main.query_one(StatusLine))
+        assert "11 cards" in widget_text(app.main.query_one(StatusLine))
 
 
 async def test_reload_key_reads_the_vault_again(make_app, mini: Path) -> None:
@@ -191,7 +172,7 @@ async def test_the_fusion_key_cycles_the_method_title_and_card_pane(make_app, bi
         await settle(pilot)
         await type_query(pilot, "night hunting birds")
         def title() -> str:
-            return _text(app.main.column("hybrid").query_one(".column-title"))
+            return widget_text(app.main.column("hybrid").query_one(".column-title"))
 
         assert app.answer.hybrid.retrieval.fusion == "adaptive"  # the default
         assert "adaptive α 0.79 of bm25" in title()  # shape 0.65, lexical top gap 0.09
@@ -257,7 +238,7 @@ async def test_warnings_strip_shows_loader_and_link_warnings(make_app, mini: Pat
         await settle(pilot)
         strip = app.main.query_one(WarningsStrip)
         assert "warnings (" in str(strip.border_title)
-        body = _plain(strip.shown)
+        body = plain(strip.shown)
         assert "a-card-not-written-yet" in body
 
 
@@ -268,7 +249,7 @@ async def test_ready_markers_at_first_paint_cards_shown_and_ranking_ready(
     app = make_app(mini, ready_file=str(marker))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.pause(0.1)
+        await until(app, lambda: app.marks.reached["ranking-ready"] > 0)
     events = [line.split()[0] for line in marker.read_text().splitlines()]
     assert events[:3] == ["first-paint", "cards-shown", "ranking-ready"]
 
@@ -280,7 +261,6 @@ async def test_ready_marker_notes_each_answer_painted(make_app, mini: Path, tmp_
         await settle(pilot)
         await type_query(pilot, "header")
         await type_query(pilot, "merge keys")
-        await pilot.pause(0.1)
     events = [line.split()[0] for line in marker.read_text().splitlines()]
     assert events.count("answer-painted") == 2
     assert events.index("answer-painted") > events.index("ranking-ready")
@@ -295,13 +275,13 @@ async def test_first_paint_shows_loading_before_the_vault_is_read(make_app, mini
 
     app = make_app(mini, session_factory=slow_factory)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause(0.05)
-        assert "loading vault" in _text(app.main.query_one(StatusLine))
+        await until(app, lambda: app.marks.reached["first-paint"] > 0)
+        assert "loading vault" in widget_text(app.main.query_one(StatusLine))
         assert app.session is None
         gate.set()
         await settle(pilot)
         assert app.session is not None
-        assert "10 cards" in _text(app.main.query_one(StatusLine))
+        assert "10 cards" in widget_text(app.main.query_one(StatusLine))
 
 
 def test_app_module_imports_no_torch() -> None:
@@ -325,9 +305,11 @@ class HeldBm25:
     def __init__(self, inner: Session) -> None:
         self.inner = inner
         self.release = threading.Event()
+        self.holding = threading.Event()  # a bm25 answer is waiting for the release
 
     def query(self, text: str, **kwargs: Any) -> Any:
         if kwargs.get("lexical") == "bm25":
+            self.holding.set()
             self.release.wait(5)
         return self.inner.query(text, **kwargs)
 
@@ -348,9 +330,9 @@ async def test_labels_follow_the_arm_of_the_answer_on_screen(make_app, birds: Pa
         await settle(pilot)
         holder["s"].release.clear()
         app.main.query_one(QueryInput).value = "night hunting birds"
-        await pilot.pause(0.2)  # the bm25 answer is being computed
+        assert await asyncio.to_thread(holder["s"].holding.wait, 120)  # bm25 is computing
         app.lexical = "hashbag"
-        await pilot.pause(0.2)
+        await pilot.pause()
         holder["s"].release.set()  # now both answers may arrive, in either order
         await settle(pilot, rounds=4)
         title = str(app.main.column("lexical").query_one(".column-title").render())
@@ -372,7 +354,7 @@ async def test_a_vault_that_vanished_is_not_ranked_or_built(make_app, birds: Pat
         await pilot.press("f5")
         await settle(pilot)
         assert app.session is None
-        assert "cannot be opened" in _text(app.main.query_one(StatusLine))
+        assert "cannot be opened" in widget_text(app.main.query_one(StatusLine))
         await pilot.press("f7")
         await settle(pilot)
         assert not app.jobs
@@ -394,5 +376,5 @@ async def test_a_long_card_is_previewed_in_the_pane_and_whole_on_its_screen(
         await pilot.press("escape", "enter")
         await settle(pilot)
         assert isinstance(app.screen, CardScreen)
-        whole = _plain(app.screen.query_one(CardDetail).shown)
+        whole = plain(app.screen.query_one(CardDetail).shown)
         assert "owlet paragraph 200" in whole and "more lines" not in whole

@@ -13,7 +13,8 @@ from hqltui.ui.engine_views import rank_delta
 from hqltui.ui.messages import EngineAnswered
 from hqltui.ui.widgets.engine import EngineRow
 from hqltui.ui.widgets.panes import StatusLine
-from tests.ui.conftest import SIZE, settle, type_query
+from tests.helpers.waits import settle, type_query, until, until_shown
+from tests.ui.conftest import SIZE
 from tests.ui.engine_helpers import engine_options, sync_and_build
 
 pytest_plugins = ["tests.fake_hotdata.fixtures", "tests.ui.engine_helpers"]
@@ -98,12 +99,11 @@ async def test_a_slow_engine_never_holds_up_local_ranking(make_app, synced, monk
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("f9")
-        await pilot.pause(0.1)
+        await pilot.pause()
         app.main.query_one("#query").value = "night hunting birds"  # type: ignore[attr-defined]
-        for _ in range(40):
-            await pilot.pause(0.05)
-            if app.answer is not None and app.answer.query == "night hunting birds":
-                break
+        # the local answer is painted while the engine's is held back
+        await until(app, lambda: app.answer is not None
+                    and app.answer.query == "night hunting birds")
         assert app.answer is not None and app.answer.query == "night hunting birds"
         row = app.main.query_one(EngineRow)
         assert row.answer is None  # the engine has not answered yet
@@ -166,11 +166,7 @@ async def test_quitting_while_the_engine_waits_out_a_retry_after_is_prompt(make_
         await settle(pilot)
         await pilot.press("f9")
         app.main.query_one("#query").value = "night hunting birds"  # type: ignore[attr-defined]
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if waiting.is_set():
-                break
-        assert waiting.is_set()
+        assert await asyncio.to_thread(waiting.wait, 60)
         started = time.monotonic()
     await asyncio.get_running_loop().shutdown_default_executor()
     assert time.monotonic() - started < 5
@@ -197,10 +193,7 @@ async def test_an_answer_on_screen_is_marked_while_a_newer_query_is_out(make_app
         assert shown is not None and "asking" not in _title(row, "engine-bm25")
         release.clear()
         app.main.query_one("#query").value = "red plumage"  # type: ignore[attr-defined]
-        for _ in range(40):
-            await pilot.pause(0.05)
-            if row.pending:
-                break
+        await until_shown(pilot, lambda: bool(row.pending))
         assert row.answer is shown  # the old answer stays, marked as out of date
         assert all(_title(row, slot).endswith(" · asking…") for slot in
                    ("engine-bm25", "engine-semantic", "engine-hybrid"))
@@ -227,10 +220,7 @@ async def test_before_build_the_vector_title_says_full_scan_and_the_notes_say_wh
         await pilot.press("f9")
         await type_query(pilot, "night hunting birds")
         row = app.main.query_one(EngineRow)
-        for _ in range(200):
-            if row.answer is not None:
-                break
-            await pilot.pause(0.05)
+        await until_shown(pilot, lambda: row.answer is not None)
         await settle(pilot)
         title = str(row.column("engine-semantic").query_one(".column-title").render())
         assert "(exact · full scan)" in title and "approximate" not in title

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.ui.conftest import SIZE, copy_vault, settle, type_query
+from tests.helpers.vaults import copy_vault
+from tests.helpers.waits import settle, type_query, until
+from tests.ui.conftest import SIZE
 from tests.ui.engine_helpers import engine_options, sync_and_build
 
 pytest_plugins = ["tests.fake_hotdata.fixtures", "tests.ui.engine_helpers"]
@@ -94,15 +96,17 @@ def _index_job_running(fake) -> bool:
                    for j in fake.state.jobs.values())
 
 
-async def _wait_for(pilot, app, words: str, tries: int = 400) -> None:
+async def _wait_for(pilot, app, words: str) -> None:
     """Pause until the jobs panel shows ``words``; never ``settle``: that waits for the
     polling job to end."""
-    for _ in range(tries):
+    def shown() -> bool:
         event = app.last_job_events.get("engine-sync-build")
-        if event is not None and words in event.message:
-            break
-        await pilot.pause(0.05)
-    await pilot.pause(0.3)  # the coalescer's last flush
+        return event is not None and words in event.message
+
+    await until(app, shown)  # each event drawn is a ``job-shown`` mark
+    # Fixed pause, kept: the jobs' coalescer holds the newest progress for its own thread
+    # timer (0.1 s), and nothing says when none is held; 0.3 s outlasts that timer.
+    await pilot.pause(0.3)
 
 
 def test_engine_job_in_progress(snap_compare, make_app, engine_vault, engine_env) -> None:
@@ -161,6 +165,6 @@ def test_engine_job_failed_with_its_message(snap_compare, make_app, engine_vault
         await settle(pilot)
         await pilot.press("f11")
         await settle(pilot)
-        await pilot.pause(0.3)
+        await pilot.pause(0.3)  # kept: the coalescer's last flush (see ``_wait_for``)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run)

@@ -10,16 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.ui.conftest import SIZE, settle
-from tests.ui.jobs_helpers import fake_build, wait_for_event, wait_for_file
-
-CONTROL = Path("jobs-control")  # relative: tests and the screenshot script run in a temp dir
-
-
-def edit_card(vault: Path, name: str = "great-cormorant") -> None:
-    card = vault / f"{name}.hmd"
-    card.write_text(card.read_text(encoding="utf-8") + "\nIt also dries its wings on posts.\n",
-                    encoding="utf-8")
+from tests.helpers.vaults import edit_card
+from tests.helpers.waits import settle
+from tests.ui.conftest import SIZE
+from tests.ui.jobs_helpers import CONTROL, fake_build, wait_for_event, wait_for_file
 
 
 async def _build_paused(pilot) -> None:  # type: ignore[no-untyped-def]
@@ -27,7 +21,8 @@ async def _build_paused(pilot) -> None:  # type: ignore[no-untyped-def]
     await pilot.press("f7")
     await wait_for_file(pilot, CONTROL / "waiting")
     await wait_for_event(pilot, "index-build", lambda e: e.done == 4)
-    await pilot.pause(0.2)  # the coalescer's last flush
+    # kept: the coalescer's last flush (its own 0.1 s thread timer; nothing marks it)
+    await pilot.pause(0.2)
 
 
 def test_build_in_progress(snap_compare, make_app, birds: Path) -> None:

@@ -10,17 +10,11 @@ import pytest
 from hqltui.ui.keys import load_keymap, show_key, user_keys
 from hqltui.ui.screens.help import HelpScreen, every_table
 from hqltui.ui.widgets.panes import StatusLine, WarningsStrip
-from tests.ui.conftest import SIZE, settle, type_query
+from tests.helpers.vaults import write_keymap
+from tests.helpers.waits import settle, type_query
+from tests.ui.conftest import SIZE
 
 REMAP = '"jobs.build" = "ctrl+b"\n"app.warnings" = "ctrl+o"\n[app]\nlexical = "ctrl+l"\n'
-
-
-def write_keymap(text: str) -> Path:
-    """The keymap at its documented place: $XDG_CONFIG_HOME/hql-tui/keymap.toml."""
-    path = Path(os.environ["XDG_CONFIG_HOME"]) / "hql-tui" / "keymap.toml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def test_keys_are_written_as_the_screen_writes_them() -> None:

@@ -15,31 +15,15 @@ import pytest
 from hqltui.core.evaluation import evaluate, read_queries
 from hqltui.ui import views
 from hqltui.ui.screens.labelled import LabelledScreen
-from tests.ui.conftest import SIZE, settle, type_query
+from tests.helpers.rendering import plain
+from tests.helpers.vaults import QUERY, unlabel
+from tests.helpers.waits import settle, type_query
+from tests.ui.conftest import SIZE
 
 pytestmark = pytest.mark.anyio
 
 # Stored in the birds index (no model is loaded) and, once removed from the file, unlabelled.
-QUERY = "night hunting birds"
 
-
-def _unlabel(birds: Path) -> None:
-    """Drop QUERY's entry from birds' labels: it stays in the index, unlabelled."""
-    path = birds / "queries.toml"
-    text = path.read_text(encoding="utf-8")
-    start = text.index('[[query]]\ntext = "night hunting birds"')
-    end = text.index("[[query]]", start + 1)
-    path.write_text(text[:start] + text[end:], encoding="utf-8")
-
-
-def _plain(renderable) -> str:  # type: ignore[no-untyped-def]
-    import io
-
-    from rich.console import Console
-
-    console = Console(width=200, record=True, file=io.StringIO())
-    console.print(renderable)
-    return console.export_text()
 
 
 def _notices(app) -> list[str]:  # type: ignore[no-untyped-def]
@@ -102,7 +86,7 @@ async def test_three_labels_from_the_keyboard_are_what_eval_reads(make_app, bird
 
 
 async def test_kind_cycles_and_undo_goes_back(make_app, birds: Path):
-    _unlabel(birds)
+    unlabel(birds)
     app = make_app(birds)
     _record_notices(app)
     async with app.run_test(size=SIZE) as pilot:
@@ -212,7 +196,7 @@ async def test_enter_on_a_query_still_being_answered_lands_on_its_column(make_ap
 
 
 async def test_tune_runs_as_a_job_and_writes_search_only_when_confirmed(make_app, birds: Path):
-    from hqltui.core.config import load_config
+    from hqltui.core.config import load_app_config
     from hqltui.ui.screens.confirm import ConfirmScreen
 
     before = (birds / "hql.toml").read_text(encoding="utf-8")
@@ -225,9 +209,9 @@ async def test_tune_runs_as_a_job_and_writes_search_only_when_confirmed(make_app
         await pilot.press("t")
         await settle(pilot)
         await settle(pilot)
-        result = app.tune_result
+        result = app.workbench.tune_result
         assert result is not None and not result.cancelled and result.rows
-        shown = _plain(app.screen.tune_shown)
+        shown = plain(app.screen.tune_shown)
         assert result.best.config.label() in shown and "w writes" in shown
         await pilot.press("w")
         await settle(pilot)
@@ -239,7 +223,7 @@ async def test_tune_runs_as_a_job_and_writes_search_only_when_confirmed(make_app
         await settle(pilot)
         await pilot.press("y")
         await settle(pilot)
-    search = load_config(birds).search
+    search = load_app_config(birds).search
     assert search.fusion == result.best.config.method
     assert (birds / "hql.toml").read_text(encoding="utf-8").startswith(before)
 
@@ -255,5 +239,5 @@ async def test_tune_refuses_a_kind_with_too_few_queries(make_app, birds: Path):
         await settle(pilot)
         await pilot.press("t")
         await settle(pilot)
-        shown = _plain(app.screen.tune_shown)
+        shown = plain(app.screen.tune_shown)
         assert shown.startswith("tune: too few labelled queries to cross-validate")

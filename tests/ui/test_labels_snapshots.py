@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.ui.conftest import SIZE, settle, type_query
-from tests.ui.test_labels_behaviour import QUERY, _unlabel
+from tests.helpers.vaults import QUERY, unlabel
+from tests.helpers.waits import settle, type_query
+from tests.ui.conftest import SIZE
 
 
 def test_labelled_query_with_marks_and_metrics(snap_compare, make_app, birds: Path) -> None:
     """An unlabelled query labelled from the keyboard: ✓ / ✗ in every column, each
     column's hit@1, MRR@10 and recall@10 in its title, ★ on the winner."""
-    _unlabel(birds)
+    unlabel(birds)
 
     async def run(pilot) -> None:
         await settle(pilot)

@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
 from hqltui.ui.widgets.cards import CardList
 from hqltui.ui.widgets.panes import CardDetail
-from tests.ui.conftest import SIZE, settle
+from tests.helpers.rendering import plain
+from tests.helpers.waits import settle
+from tests.ui.conftest import SIZE
 
 pytestmark = pytest.mark.anyio
-
-
-def _plain(renderable: object) -> str:
-    console = Console(width=200, record=True, file=io.StringIO())
-    console.print(renderable)
-    return console.export_text()
 
 
 async def test_the_card_pane_says_index_unusable_when_the_file_is_there(make_app,
@@ -29,6 +23,6 @@ async def test_the_card_pane_says_index_unusable_when_the_file_is_there(make_app
         await settle(pilot)
         app.post_message(CardList.Selected("barn-owl"))  # as a click on its row does
         await pilot.pause()
-        detail = _plain(app.main.query_one(CardDetail).shown)
+        detail = plain(app.main.query_one(CardDetail).shown)
         assert "index: index unusable (see warnings)" in detail
         assert "no index" not in detail

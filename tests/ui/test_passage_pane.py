@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
 from hqltui.ui.widgets.panes import CardDetail
 from producer.embedders.local import packaged_embedder
+from tests.helpers.passage_vaults import LONG, real_build
+from tests.helpers.rendering import plain
+from tests.helpers.waits import settle, type_query
 from tests.retrieval_helpers import write_vault
-from tests.test_passages import LONG, real_build
-from tests.ui.conftest import SIZE, settle, type_query
+from tests.ui.conftest import SIZE
 
 pytestmark = pytest.mark.anyio
 
@@ -48,9 +48,7 @@ async def test_the_answering_passage_is_marked_and_scrolled_to(make_app, shell: 
         body = app.session.card("shell").body
         skip = len(app.session.card("shell").text) - len(body)
         assert marked.startswith(body[hit.passage.start - skip :][:20])
-        console = Console(width=200, record=True, file=io.StringIO())
-        console.print(pane.shown.before)
-        detail = console.export_text()
+        detail = plain(pane.shown.before)
         assert f"answered by: passage {hit.passage.ordinal}, characters" in detail
         for _ in range(20):  # the scroll happens after the pane's next refresh
             if pane.scroll_y > 0:

@@ -4,19 +4,19 @@ pane that says its passage is stale instead of marking a wrong span."""
 
 from __future__ import annotations
 
-import io
 import shutil
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
 from hqltui.ui.widgets.panes import CardDetail
 from producer.embedders.local import packaged_embedder
+from tests.helpers.passage_vaults import LONG, real_build
+from tests.helpers.rendering import plain
+from tests.helpers.vaults import write_keymap
+from tests.helpers.waits import settle, type_query
 from tests.retrieval_helpers import write_vault
-from tests.test_passages import LONG, real_build
-from tests.ui.conftest import SIZE, settle, type_query
-from tests.ui.test_keymap import write_keymap
+from tests.ui.conftest import SIZE
 
 pytestmark = pytest.mark.anyio
 
@@ -49,10 +49,8 @@ def row_lines(app, slot: str) -> list[str]:  # noqa: ANN001
 
 def pane_text(app) -> str:  # noqa: ANN001
     pane = app.main.query_one(CardDetail)
-    console = Console(width=200, record=True, file=io.StringIO())
     shown = pane.shown
-    console.print(getattr(shown, "before", shown))
-    return console.export_text()
+    return plain(getattr(shown, "before", shown))
 
 
 async def test_a_semantic_row_shows_its_passage_on_one_safe_line(make_app, shell: Path) -> None:

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
-from typing import Any
 
 import pytest
-from rich.console import Console
 from textual.widgets import Static
 
 from hqltui.ui.app import HqlApp
@@ -15,18 +12,14 @@ from hqltui.ui.screens.warnings import WarningsScreen
 from hqltui.ui.widgets.panes import CardDetail, StatusLine, WarningsStrip
 from producer.vault import load_vault
 from tests.broken_arms import bring_back_the_bucket_overflow
+from tests.helpers.rendering import plain
+from tests.helpers.waits import settle, type_query
 from tests.synthetic_text import COLLIDED
-from tests.ui.conftest import SIZE, settle, type_query
+from tests.ui.conftest import SIZE
 
 pytestmark = pytest.mark.anyio
 
 OVERFLOW = "hashbag cannot be built: IndexError: index 36 is out of bounds for axis 0 with size"
-
-
-def _plain(renderable: Any) -> str:
-    console = Console(width=300, record=True, file=io.StringIO())
-    console.print(renderable)
-    return console.export_text()
 
 
 def _message(app: HqlApp, slot: str) -> str:
@@ -44,11 +37,11 @@ async def test_a_broken_arm_refuses_alone_in_the_app(make_app, birds: Path, monk
         for slot in ("lexical", "semantic", "hybrid"):  # bm25, the default, is unharmed
             assert app.main.column(slot).names, slot
         # hashbag's matrix is built when an answer first needs it: no refusal before that
-        assert OVERFLOW not in _plain(app.main.query_one(WarningsStrip).shown)
+        assert OVERFLOW not in plain(app.main.query_one(WarningsStrip).shown, width=300)
         await pilot.press("escape", "f2")  # switch the lexical arm to the broken one
         await settle(pilot)
         assert app.lexical == "hashbag"
-        assert OVERFLOW in _plain(app.main.query_one(WarningsStrip).shown)
+        assert OVERFLOW in plain(app.main.query_one(WarningsStrip).shown, width=300)
         for slot in ("lexical", "hybrid"):
             assert not app.main.column(slot).names
             assert OVERFLOW in _message(app, slot), slot
@@ -63,16 +56,16 @@ async def test_a_link_target_spanning_lines_fits_one_line(make_app, mini: Path) 
     app = make_app(mini)
     async with app.run_test(size=(200, 40)) as pilot:
         await settle(pilot)
-        strip = _plain(app.main.query_one(WarningsStrip).shown)
+        strip = plain(app.main.query_one(WarningsStrip).shown, width=300)
         assert shown in strip and "colorize the output; colorize the output; colorize" not in strip
         await pilot.press("f6")
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, WarningsScreen)
-        full = _plain(screen.query_one(Static).render())
+        full = plain(screen.query_one(Static).render(), width=300)
         assert f"link: {shown}, which is not a card" in full.splitlines()
         await pilot.press("escape")
         await type_query(pilot, "colorize")
         assert app.selected == "ls.1"
-        detail = _plain(app.main.query_one(CardDetail).shown)
+        detail = plain(app.main.query_one(CardDetail).shown, width=300)
         assert "unresolved: .B \\-\\-color [= .I WHEN ] colorize the output; colorize the…" in detail

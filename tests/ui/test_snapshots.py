@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.ui.conftest import SIZE, paraphrase_queries, settle, type_query
+from tests.helpers.waits import settle, type_query
+from tests.ui.conftest import SIZE, paraphrase_queries
 
 GROUP_QUERIES = paraphrase_queries()
 

@@ -10,7 +10,6 @@ is a fixed state; the query is typed with real key presses. Fixed clock, 120×36
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -19,7 +18,8 @@ from typing import Any
 import pytest
 
 from hqltui.core import arms, session
-from tests.ui.conftest import SIZE, settle
+from tests.helpers.waits import settle, until_shown
+from tests.ui.conftest import SIZE
 
 WAIT = 20.0  # seconds a held step waits for its release at most (a failed test moves on)
 
@@ -62,10 +62,7 @@ def index_gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
 
 
 async def until(pilot, test: Callable[[], bool]) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + WAIT
-    while not test():
-        assert time.monotonic() < deadline, "the app never reached the state"
-        await pilot.pause(0.02)
+    await until_shown(pilot, test)
     await pilot.pause()
 
 
@@ -90,7 +87,7 @@ def test_a_query_typed_while_bm25_builds(snap_compare, make_app, birds: Path,
         app = pilot.app
         await until(pilot, lambda: app.state.preparing == "building bm25")
         await pilot.press(*"owls")
-        await pilot.pause(0.1)
+        await pilot.pause()
 
     assert snap_compare(make_app(birds), terminal_size=SIZE, run_before=run)
 
@@ -104,7 +101,8 @@ async def test_a_query_typed_while_preparing_is_answered_when_ready(
         await until(pilot, lambda: app.state.preparing == "building bm25")
         assert app.session is not None and len(app.state.card_names()) == len(app.session.names)
         await pilot.press(*"owls")
-        await pilot.pause(0.2)
+        app.queries.timer.idle()  # the typing burst is over: its query waits for bm25
+        await pilot.pause()
         assert app.answer is None  # nothing ranked yet, nothing lost
         bm25_gate.release()
         await until(pilot, lambda: app.answer is not None)

@@ -4,27 +4,20 @@
 from __future__ import annotations
 
 import html
-import io
 from pathlib import Path
-from typing import Any
 
 import pytest
-from rich.console import Console
 
 from hqltui.ui.widgets.cards import CardList
 from hqltui.ui.widgets.panes import CardDetail
 from producer.terminal import shown
-from tests.ui.conftest import SIZE, settle, type_query
+from tests.helpers.rendering import plain
+from tests.helpers.waits import settle, type_query
+from tests.ui.conftest import SIZE
 
 pytestmark = pytest.mark.anyio
 
 EVIL = "evil\x1b]0;pwned\x07\x1b[31m\ttab\nline"
-
-
-def _plain(renderable: Any) -> str:
-    console = Console(width=300, record=True, file=io.StringIO())
-    console.print(renderable)
-    return console.export_text()
 
 
 async def test_control_characters_are_escaped_and_markup_is_literal(make_app,
@@ -46,6 +39,6 @@ async def test_control_characters_are_escaped_and_markup_is_literal(make_app,
         assert "\x1b" not in screen and "\x07" not in screen
         assert shown(EVIL)[:20] in screen  # the card list and the lexical column
         assert f"broken{shown(EVIL)}"[:20] in screen  # the warnings strip
-        detail = _plain(app.main.query_one(CardDetail).shown)
+        detail = plain(app.main.query_one(CardDetail).shown, width=300)
         assert "[bold red]Boom[/] \\x1b[2J" in detail
         assert shown(EVIL) in detail

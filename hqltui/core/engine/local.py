@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hqltui.core.config import AppConfig as Config
-from hqltui.core.config import load_config
+from hqltui.core.config import AppConfig, load_app_config
 from hqltui.core.engine.errors import EngineRefused
 from hqltui.core.index_reader import SemanticIndex, build_command, open_index
 from hqltui.core.ranking import Refusal
@@ -32,7 +31,7 @@ ROW_COLUMNS = ("name", "path", "title", "text", "content_hash", "embedding", "mo
 @dataclass
 class LocalCards:
     vault: Vault
-    config: Config
+    config: AppConfig
     index: SemanticIndex | None
     refusal: Refusal | None
     embedders: Any = None  # hqltui.core.semantic.LiveEmbedders, when the app shares its own
@@ -48,7 +47,7 @@ class LocalCards:
             raise EngineRefused(Refusal(problem, "name a vault directory"))
         root = Path(root)
         vault = load_vault(root)
-        config = load_config(root)
+        config = load_app_config(root)
         opened = open_index(vault, config)
         if isinstance(opened, Refusal):
             return cls(vault, config, None, opened, embed=embed)

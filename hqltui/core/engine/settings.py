@@ -17,7 +17,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from hqltui.core.config import AppConfig as Config
+from hqltui.core.config import AppConfig
 from hqltui.core.ranking import Refusal
 
 CATALOG = "default"
@@ -78,7 +78,7 @@ class EngineSettings:
         )
 
 
-def resolve(config: Config, env: Mapping[str, str] | None = None) -> EngineSettings | Refusal:
+def resolve(config: AppConfig, env: Mapping[str, str] | None = None) -> EngineSettings | Refusal:
     """The settings for this vault, or the refusal that names what to set."""
     env = os.environ if env is None else env
     name = config.file.name

@@ -75,8 +75,10 @@ class JobsController:
     interval = 0.1  # seconds between two progress repaints of one job
 
     def __init__(self, app: App[Any], vault: Path, clock: Callable[[], datetime],
-                 reload: Callable[[str], None], panel: Callable[[], JobsPanel]) -> None:
+                 reload: Callable[[str], None], panel: Callable[[], JobsPanel],
+                 drawn: Callable[[], None] = lambda: None) -> None:
         self.app = app
+        self.drawn = drawn  # told at the refresh after each event is drawn
         self.vault = vault
         self.clock = clock
         self.reload = reload  # reads the vault again (after a build)
@@ -150,6 +152,7 @@ class JobsController:
                 done(event)
             self.app.refresh_bindings()
         self.app.post_message(StatusChanged())
+        self.app.call_after_refresh(self.drawn)
 
     def _finished(self, event: JobEvent) -> None:
         notify = self.app.notify
@@ -267,10 +270,10 @@ class JobsController:
         if not yes:
             self.app.notify(f"{shown(str(out))}: left as it is; no build", timeout=3)
             return
+        from producer.index import move_aside
+
         try:
-            if aside.exists():
-                raise FileExistsError(f"{aside} already exists")
-            out.rename(aside)
+            move_aside(out, aside)
         except OSError as exc:
             self.app.notify(f"{shown(str(out))}: not moved ({shown(str(exc))})",
                             severity="error", timeout=8)

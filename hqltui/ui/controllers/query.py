@@ -10,6 +10,10 @@ Each request carries a generation number; the app shows an answer only when it i
 newer than the one on screen (``hqltui.ui.state.with_answer``), so a slow old answer
 never replaces a new one. The first query the index does not hold may load a model:
 the lexical column is posted first, the semantic one says so until it is ready.
+
+The debounce's clock and timer are one injectable object (``DebounceTimer``; by
+default the monotonic clock and the app's timers), so a test decides when a burst
+ends instead of sleeping past it.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hqltui.ui.messages import AnswerReady
 from hqltui.ui.state import PartialAnswer
@@ -31,27 +35,52 @@ if TYPE_CHECKING:
 Started = Callable[[int, str, bool], None]  # (generation, text, submitted)
 
 
+class Stoppable(Protocol):
+    def stop(self) -> None: ...
+
+
+class DebounceTimer(Protocol):
+    def now(self) -> float: ...
+
+    def later(self, delay: float, callback: Callable[[], None]) -> Stoppable: ...
+
+
+class AppTimer:
+    """The debounce as the app runs it: the monotonic clock and the app's own timers."""
+
+    def __init__(self, app: App[Any]) -> None:
+        self.app = app
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    def later(self, delay: float, callback: Callable[[], None]) -> Timer:
+        return self.app.set_timer(delay, callback)
+
+
 class QueryController:
-    def __init__(self, app: App[Any], debounce: float, started: Started) -> None:
+    def __init__(self, app: App[Any], debounce: float, started: Started,
+                 timer: DebounceTimer | None = None) -> None:
         self.app = app
         self.debounce = debounce
+        self.timer = timer or AppTimer(app)
         self.started = started  # told of every query started (the engine row asks too)
         self.generation = 0
         self.live_checked = False  # a live query vector was tried: no more partial answers
-        self._timer: Timer | None = None
-        self._last_key = -float("inf")  # time.monotonic() of the last keystroke
+        self._timer: Stoppable | None = None
+        self._last_key = -float("inf")  # self.timer.now() at the last keystroke
 
     def later(self, start: Callable[[], None]) -> None:
         """``start`` now after a quiet spell, else after the debounce, unless another
         keystroke comes first."""
-        now = time.monotonic()
+        now = self.timer.now()
         quiet = self._timer is None and now - self._last_key >= self.debounce
         self._last_key = now
         self.cancel()
         if quiet:
             start()
         else:
-            self._timer = self.app.set_timer(self.debounce, start)
+            self._timer = self.timer.later(self.debounce, start)
 
     def cancel(self) -> None:
         if self._timer is not None:
