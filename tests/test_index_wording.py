@@ -7,7 +7,7 @@ from pathlib import Path
 
 from hqltui.core.index_reader import open_index
 from hqltui.core.ranking import Refusal
-from producer.config import load_config
+from producer.config import load_producer_config
 from producer.vault import load_vault
 from producer.verify import verify
 from tests.retrieval_helpers import doctor, unit, write_test_index, write_vault
@@ -17,7 +17,7 @@ def test_an_index_built_for_another_vault_is_worded_once(tmp_path: Path) -> None
     root = write_vault(tmp_path / "birds", {"alpha": "first card", "beta": "second card"})
     index = write_test_index(root, {"alpha": unit([1, 0]), "beta": unit([0, 1])}, {})
     doctor(root / ".hql/index.sqlite", "UPDATE index_meta SET vault = 'fixtures/mammals'")
-    refused = open_index(load_vault(root), load_config(root))
+    refused = open_index(load_vault(root), load_producer_config(root))
     assert isinstance(refused, Refusal)
     reported = [p for p in verify(root, index).problems
                 if p.kind == "foreign_vault"]
