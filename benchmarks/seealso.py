@@ -127,7 +127,8 @@ def strip_vault(source: Path, out: Path) -> dict[str, list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.seealso", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.seealso",
+                                description=__doc__.split("\n")[0])
     p.add_argument("source", type=Path, help="a vault written by benchmarks.manpages")
     p.add_argument("out", type=Path, help="the folder for vault/ and seealso.json")
     p.add_argument("--replace", action="store_true", help="remove OUT/vault first")
