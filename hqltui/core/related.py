@@ -50,6 +50,7 @@ METHOD = "hqltui.related.v1"  # card vectors + lexical
 VECTOR_ONLY = "vector"
 LEXICAL_WEIGHT = 2.0
 LIMIT = 10
+ANSWERS_KEPT = 1024
 
 
 @dataclass(frozen=True)
@@ -232,6 +233,17 @@ class Relatedness:
         return total, vector, lexical
 
     def related(self, name: str, limit: int = LIMIT) -> Related:
+        """The answer for ``name`` (kept: a snapshot's answers never change, and the card
+        pane asks again on every paint)."""
+        key = (name, limit)
+        answers: dict[tuple[str, int], Related] = self._once("answers", dict)
+        if key not in answers:
+            if len(answers) >= ANSWERS_KEPT:
+                answers.clear()
+            answers[key] = self._related(name, limit)
+        return answers[key]
+
+    def _related(self, name: str, limit: int) -> Related:
         session = self.session
         at = self.positions[name]  # KeyError: not a card
         duplicates = self.duplicates(name)

@@ -31,6 +31,7 @@ from hqltui.ui.controllers.engine import EngineController
 from hqltui.ui.controllers.jobs import JobsController
 from hqltui.ui.controllers.labels import LabelsController
 from hqltui.ui.controllers.query import QueryController
+from hqltui.ui.controllers.related import RelatedController
 from hqltui.ui.controllers.session import SessionController, SessionFactory
 from hqltui.ui.keys import BINDINGS, user_keys
 from hqltui.ui.marks import Marks
@@ -111,6 +112,7 @@ class HqlApp(App[int]):
                                                                jobs.last_events)
         self.running_jobs, self.show_job_event = jobs.running, jobs.show_event
         self.labels_ctl = LabelsController()
+        self.related_ctl = RelatedController(self)
         self._arm_initialised = False
         self._submit_pending = False  # a query submitted while the session was preparing
         self._preparing_arm: str | None = None  # the lexical arm a prepare worker makes
@@ -202,7 +204,7 @@ class HqlApp(App[int]):
         session = message.session
         from hqltui.core.labels import vault_labels  # loaded with the session (its config)
 
-        self.state = loaded(self.state, session)
+        self.state = self.related_ctl.loaded(loaded(self.state, session))
         self.state = replace(self.state,
                              labels=vault_labels(session.config, self.state.labels))
         if not self._arm_initialised:  # [search] lexical, until F2 or the palette switch
@@ -270,6 +272,7 @@ class HqlApp(App[int]):
     def _ranking_ready(self) -> None:
         """The columns can rank: answer the query typed meanwhile, or invite one."""
         self.state = replace(self.state, preparing=None)
+        self.related_ctl.warm(self.state)
         if self.text.strip():
             submitted, self._submit_pending = self._submit_pending, False
             self._start_query(submitted=submitted)
@@ -610,6 +613,12 @@ class HqlApp(App[int]):
         if (card := self._card_or_say()) is not None:
             detail = views.card_detail(self.state, card.name, self.palette, full=True)
             self.push_screen(CardScreen(card.name, views.card_header(card, self.palette), detail))
+
+    def action_related(self) -> None:
+        self.related_ctl.open_related(self.state)
+
+    def action_link_suggestions(self) -> None:
+        self.related_ctl.open_suggestions(self.state)
 
     def action_edit_card(self) -> None:
         from hqltui.ui import editor
