@@ -24,6 +24,7 @@ from mcp.server.stdio import stdio_server
 
 from hqltui.core import agent
 from hqltui.core.agent import Refused
+from hqltui.mcp import related_tool
 from hqltui.mcp.served import Served
 from hqltui.mcp.unreadable import Answering
 from producer.wording import with_fix
@@ -103,6 +104,8 @@ def tools(allow_build: bool) -> list[types.Tool]:
             ),
             input_schema={"type": "object", "properties": {}, "additionalProperties": False},
         ),
+        types.Tool(name="related", description=related_tool.DESCRIPTION,
+                   input_schema=related_tool.SCHEMA),
     ]
     if allow_build:
         listed.append(types.Tool(
@@ -169,6 +172,9 @@ class Tools:
         return agent.search(session, self.served.root, text,
                             str(args.get("mode", agent.DEFAULT_MODE)), limit, live=self.live)
 
+    def _related(self, session: Any, args: dict[str, Any]) -> dict[str, Any]:
+        return related_tool.related(session, args)
+
     def _get_card(self, session: Any, args: dict[str, Any]) -> dict[str, Any]:
         return agent.get_card(session, str(args.get("name", "")))
 
@@ -229,7 +235,7 @@ class Tools:
                 "index": agent.index_status(self.served.session)}
 
 
-_READ_TOOLS = ("search", "get_card", "status", "verify")
+_READ_TOOLS = ("search", "get_card", "status", "verify", "related")
 
 
 def build_server(served: Served, *, allow_build: bool, live: bool) -> Server[Any]:
