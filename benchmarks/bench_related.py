@@ -14,7 +14,11 @@ variants tried on the way (vector alone is the baseline).
 Then the time of one ``related`` call in process after the session has
 loaded, for 100 cards spread over the vault (median and p90).
 
-    python -m benchmarks.bench_related DIR [--name related_man23]
+    python -m benchmarks.bench_related DIR [--name related_man23] [--targets FILE]
+
+The targets parsed from this machine's pages are frozen in
+``benchmarks/seealso/man23.json`` and ``man1.json`` (pass one with ``--targets``
+to judge against exactly those).
 """
 
 from __future__ import annotations
@@ -81,6 +85,7 @@ def main() -> None:
     parser.add_argument("dir", type=Path, help="a folder written by benchmarks.seealso")
     parser.add_argument("--name", default="related_man23")
     parser.add_argument("--timed", type=int, default=100, help="cards timed in process")
+    parser.add_argument("--targets", type=Path, help="default: DIR/seealso.json")
     args = parser.parse_args()
     started = time.perf_counter()
     print("load average at start:", load_average(), flush=True)
@@ -96,7 +101,7 @@ def main() -> None:
     pos = relatedness.positions
     same = relatedness.hashes
     usable = ix.present & ~ix.excluded
-    targets = json.loads((args.dir / "seealso.json").read_text())
+    targets = json.loads((args.targets or args.dir / "seealso.json").read_text())
     cases = []
     for card, listed in sorted(targets.items()):
         at = pos.get(card)

@@ -51,7 +51,10 @@ def pane_section(head: Text, pane: RelatedPane | None, session: Any, name: str,
     if session.index_pending:
         head.append("index opening…", style=p.muted)
         return
-    if not session.lexical.is_built("bm25") and session.index is not None:
+    if session.index is None:
+        head.append("none: no semantic index (see warnings)", style=p.muted)
+        return
+    if not session.lexical.is_built("bm25"):
         head.append("after the first ranking", style=p.muted)
         return
     answer = pane.relatedness.related(name, PANE_LIMIT)
