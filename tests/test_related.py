@@ -144,7 +144,7 @@ def test_suggestions_are_unlinked_pairs_once_best_first_with_progress() -> None:
     scores = [p.score for p in answer.pairs]
     assert scores == sorted(scores, reverse=True)
     top = answer.pairs[0]
-    assert top.why().startswith(f"vector {top.vector:.3f} + lexical")
+    assert top.why().startswith(f"vec {top.vector:.3f} + lex {top.lexical:.3f} · ")
     assert top.to_json()["link"] == f"[[{top.target}]]"
 
 

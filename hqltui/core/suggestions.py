@@ -42,11 +42,12 @@ class Suggestion:
     shared: tuple[str, ...] = ()  # the words weighing most in the lexical part
 
     def why(self) -> str:
-        text = f"vector {self.vector:.3f}"
+        """``vec 0.787 + lex 0.394 · tytonidae, owl, relation``: the parts, the shared words."""
+        text = f"vec {self.vector:.3f}"
         if self.lexical is not None:
-            text += f" + lexical {self.lexical:.3f}"
+            text += f" + lex {self.lexical:.3f}"
         if self.shared:
-            text += " (" + ", ".join(self.shared) + ")"
+            text += " · " + ", ".join(self.shared)
         return text
 
     def to_json(self) -> dict[str, Any]:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from hqltui.ui.palette import Palette
 
 PANE_LIMIT = 5
+TITLE_CHARS = 30  # a pair's titles are cut here, so the row's "why" stays on screen
 LINKED = "↔ linked"
 
 
@@ -76,7 +77,7 @@ def pane_section(head: Text, pane: RelatedPane | None, session: Any, name: str,
 
 
 def neighbour_why(vector: float, lexical: float | None) -> str:
-    return f"vector {vector:.3f}" + ("" if lexical is None else f" + lexical {lexical:.3f}")
+    return f"vec {vector:.3f}" + ("" if lexical is None else f" + lex {lexical:.3f}")
 
 
 def related_rows(answer: Related) -> list[LinkRow]:
@@ -106,7 +107,10 @@ def table_cells(rank: int, row: LinkRow, titles: dict[str, str], p: Palette,
                 pairs: bool = True) -> list[Text]:
     """# · score · card · → card · why, each card by its title (the copied link names it)."""
     def card(name: str) -> Text:
-        return Text(shown(titles.get(name) or name))
+        title = shown(titles.get(name) or name)
+        if pairs and len(title) > TITLE_CHARS:
+            title = title[:TITLE_CHARS - 1] + "…"
+        return Text(title)
 
     why = Text(shown(row.why))
     if row.linked:

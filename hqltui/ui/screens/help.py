@@ -95,7 +95,7 @@ def help_tables() -> list[tuple[str, list[Binding]]]:
         ("card list", _table(CardList)),
         ("card screen", list(CARD_SCREEN_BINDINGS)),
         ("labelled queries", list(LABELLED_SCREEN_BINDINGS)),
-        ("related / link suggestions", list(LINKS_SCREEN_BINDINGS)),
+        ("related / links", list(LINKS_SCREEN_BINDINGS)),
         ("help", list(HELP_SCREEN_BINDINGS)),
         ("confirmation", list(CONFIRM_SCREEN_BINDINGS)),
     ]
