@@ -87,6 +87,8 @@ def main() -> None:
     parser.add_argument("--name", default="related_man23")
     parser.add_argument("--timed", type=int, default=100, help="cards timed in process")
     parser.add_argument("--targets", type=Path, help="default: DIR/seealso.json")
+    parser.add_argument("--timing-only", action="store_true",
+                        help="only the timings (e.g. on an index of random unit vectors)")
     args = parser.parse_args()
     started = time.perf_counter()
     at_start = load_average()
@@ -128,7 +130,7 @@ def main() -> None:
             lexical_rows[key] = terms.row(at, count)
         return lexical_rows[key]
 
-    hub = hubness(m, usable)
+    hub = hubness(m, usable) if not args.timing_only else None
     every = 10**9
     methods: list[tuple[str, Callable[[int], np.ndarray]]] = [
         ("card vectors alone (baseline)", vector),
@@ -153,6 +155,8 @@ def main() -> None:
         return out
 
     methods.append((f"**shipped: `related` ({relatedness.provenance().method})**", shipped))
+    if args.timing_only:
+        methods = []
     rows = []
     baseline = None
     for label, score in methods:
@@ -165,7 +169,8 @@ def main() -> None:
     n_random = usable_positions.size - 1
     random10 = float(np.mean([min(10, n_random) / n_random * len(r) / min(len(r), 10)
                               for _, r in cases]))
-    rows.append(["random (expected)", "", "", round(random10, 3), "", ""])
+    if not args.timing_only:
+        rows.append(["random (expected)", "", "", round(random10, 3), "", ""])
     # Time: one related() call in process, after the session (and the structures) loaded.
     step = max(1, usable_positions.size // args.timed)
     timed = usable_positions[::step][:args.timed]
@@ -195,7 +200,8 @@ def main() -> None:
     ]
     path = write_report(
         args.name,
-        f"Related cards against SEE ALSO on {args.dir.name}",
+        f"Related cards: timings on {args.dir.name}" if args.timing_only
+        else f"Related cards against SEE ALSO on {args.dir.name}",
         ["method", "recall@1", "recall@5", "recall@10", "MRR@10", "Δ recall@10"],
         rows,
         notes,

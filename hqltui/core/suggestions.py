@@ -76,6 +76,49 @@ class Suggestions:
         }
 
 
+Best = dict[tuple[int, int], tuple[float, float, "float | None", int, int]]
+
+
+def _offer(best: Best, at: int, other: int, s: float, v: float, lex: float | None,
+           names: tuple[str, ...], links: frozenset[frozenset[str]]) -> None:
+    """Keep the pair (at, other) when it is unlinked and beats what is kept for it."""
+    if s <= 0.0 or frozenset((names[at], names[other])) in links:
+        return
+    pair = (min(at, other), max(at, other))
+    if pair not in best or s > best[pair][0]:
+        best[pair] = (s, v, lex, at, other)
+
+
+def _keep(best: Best, at: int, score: np.ndarray, vector: np.ndarray,
+          lexical: np.ndarray | None, names: tuple[str, ...],
+          links: frozenset[frozenset[str]]) -> None:
+    """One card's ``PER_CARD`` nearest, scored with ``related``'s own score."""
+    count = min(PER_CARD, score.size - 1)
+    if count <= 0:
+        return
+    for other in np.argpartition(-score, count)[:count].tolist():
+        lex = None if lexical is None else float(lexical[other])
+        _offer(best, at, other, float(score[other]), float(vector[other]), lex, names, links)
+
+
+def _keep_block(best: Best, rows: np.ndarray, matrix: np.ndarray, usable: np.ndarray,
+                hashes: np.ndarray, names: tuple[str, ...],
+                links: frozenset[frozenset[str]]) -> None:
+    """A block of cards' ``PER_CARD`` nearest by card vectors: one matrix product and
+    one partition for the whole block."""
+    block = matrix[rows] @ matrix.T
+    block[:, ~usable] = 0.0
+    block[hashes[rows][:, None] == hashes[None, :]] = 0.0  # itself and identical texts
+    count = min(PER_CARD, block.shape[1] - 1)
+    if count <= 0:
+        return
+    near = np.argpartition(-block, count, axis=1)[:, :count]
+    values = np.take_along_axis(block, near, axis=1).astype(np.float64)
+    for k, at in enumerate(rows.tolist()):
+        for other, s in zip(near[k].tolist(), values[k].tolist(), strict=True):
+            _offer(best, at, other, s, s, None, names, links)
+
+
 def suggest_links(
     relatedness: Relatedness,
     limit: int = LIMIT,
@@ -100,7 +143,7 @@ def suggest_links(
     usable = ix.present & ~ix.excluded
     hashes = relatedness.hashes
     links = relatedness.links
-    best: dict[tuple[int, int], tuple[float, float, float | None, int, int]] = {}
+    best: Best = {}
     todo = np.flatnonzero(usable)
     total = int(todo.size)
     done = 0
@@ -111,28 +154,13 @@ def suggest_links(
             complete = False
             break
         rows = todo[lo:lo + BLOCK]
-        vectors = (matrix[rows] @ matrix.T).astype(np.float64)
-        for k, at in enumerate(rows.tolist()):
-            if full:
+        if full:
+            for at in rows.tolist():
                 score, vector, lexical = relatedness.scores(at)
-            else:
-                vector, lexical = vectors[k], None
-                score = vector.copy()
-                score[~usable | (hashes == hashes[at])] = 0.0
-            score[at] = 0.0
-            count = min(PER_CARD, score.size - 1)
-            if count <= 0:
-                continue
-            near = np.argpartition(-score, count)[:count] if score.size > count else np.arange(
-                score.size)
-            for other in near.tolist():
-                s = float(score[other])
-                if s <= 0.0 or frozenset((names[at], names[other])) in links:
-                    continue
-                pair = (min(at, other), max(at, other))
-                if pair not in best or s > best[pair][0]:
-                    lex = None if lexical is None else float(lexical[other])
-                    best[pair] = (s, float(vector[other]), lex, at, other)
+                score[at] = 0.0
+                _keep(best, at, score, vector, lexical, names, links)
+        else:
+            _keep_block(best, rows, matrix, usable, hashes, names, links)
         done += len(rows)
         if progress is not None:
             progress(done, total)
