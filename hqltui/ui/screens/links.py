@@ -47,6 +47,7 @@ class LinksScreen(Screen[None]):
         self.rows: list[LinkRow] = []
         self.shown_rows: list[LinkRow] = []
         self.ready = False
+        self.filtered_for = ""  # the filter text the rows on screen were chosen by
 
     def compose(self) -> ComposeResult:
         yield Static(self._title, id="links-title")
@@ -83,6 +84,7 @@ class LinksScreen(Screen[None]):
 
     def _fill(self) -> None:
         needle = self.query_one("#links-filter", Input).value.strip()
+        self.filtered_for = needle
         self.shown_rows = [r for r in self.rows if related_views.matches(r, needle, self.titles)]
         table = self.table
         table.clear(columns=True)  # columns again: their widths follow the rows shown
