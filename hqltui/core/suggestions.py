@@ -112,7 +112,7 @@ def _keep_block(best: Best, rows: np.ndarray, matrix: np.ndarray, usable: np.nda
     count = min(PER_CARD, block.shape[1] - 1)
     if count <= 0:
         return
-    near = np.argpartition(-block, count, axis=1)[:, :count]
+    near = np.argpartition(block, -count, axis=1)[:, -count:]  # no negated copy: half the time
     values = np.take_along_axis(block, near, axis=1).astype(np.float64)
     for k, at in enumerate(rows.tolist()):
         for other, s in zip(near[k].tolist(), values[k].tolist(), strict=True):
