@@ -161,3 +161,11 @@ def test_large_vaults_suggest_by_card_vectors_and_say_so(tmp_path: Path) -> None
 def test_cancelled_suggestions_stop_and_say_incomplete(tmp_path: Path) -> None:
     answer = suggest_links(Relatedness(load(vault(tmp_path))), cancelled=lambda: True)
     assert not answer.complete and answer.cards == 0 and answer.pairs == ()
+
+
+def test_one_blas_thread_gives_the_same_suggestions() -> None:
+    relatedness = Relatedness(Session.load(BIRDS))
+    both = suggest_links(relatedness, 10, full_score_cards=0)
+    one = suggest_links(relatedness, 10, full_score_cards=0, blas_threads=1)
+    assert [(p.source, p.target) for p in one.pairs] == [(p.source, p.target) for p in both.pairs]
+    assert [p.score for p in one.pairs] == pytest.approx([p.score for p in both.pairs], abs=1e-6)

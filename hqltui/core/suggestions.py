@@ -4,7 +4,8 @@
     Every card's nearest ``PER_CARD`` cards, pairs a link (or relation) already
     joins dropped, each unordered pair once (its larger score), best first,
     ties by the two names. ``progress(done, total)`` is told as cards are done;
-    ``cancelled()`` returning True stops early (``complete`` is then False).
+    ``cancelled()`` returning True stops early (``complete`` is then False);
+    ``blas_threads`` holds numpy's BLAS to that many threads meanwhile (the app: 1).
 
 The score is ``related``'s own (``hqltui.related.v1``: card vectors + the
 lexical part) on vaults of up to ``FULL_SCORE_CARDS`` cards. Above that the
@@ -18,6 +19,7 @@ fit either).
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,6 +121,19 @@ def _keep_block(best: Best, rows: np.ndarray, matrix: np.ndarray, usable: np.nda
             _offer(best, at, other, s, s, None, names, links)
 
 
+def _blas_threads(limit: int | None) -> Any:
+    """A context holding numpy's BLAS to ``limit`` threads (None: leave it as it is).
+
+    The app computes suggestions in a worker beside its UI thread; on two busy cores,
+    OpenBLAS's two threads made the man1 pass take 43 s there with keystrokes up to
+    171 ms, one thread 23 s and 77 ms (benchmarks/README.md, "Related cards")."""
+    if limit is None:
+        return nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=limit, user_api="blas")
+
+
 def suggest_links(
     relatedness: Relatedness,
     limit: int = LIMIT,
@@ -126,6 +141,7 @@ def suggest_links(
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
     full_score_cards: int = FULL_SCORE_CARDS,
+    blas_threads: int | None = None,
 ) -> Suggestions:
     session = relatedness.session
     ix = session.index
@@ -149,21 +165,22 @@ def suggest_links(
     done = 0
     complete = True
     matrix = ix.matrix
-    for lo in range(0, total, BLOCK):
-        if cancelled is not None and cancelled():
-            complete = False
-            break
-        rows = todo[lo:lo + BLOCK]
-        if full:
-            for at in rows.tolist():
-                score, vector, lexical = relatedness.scores(at)
-                score[at] = 0.0
-                _keep(best, at, score, vector, lexical, names, links)
-        else:
-            _keep_block(best, rows, matrix, usable, hashes, names, links)
-        done += len(rows)
-        if progress is not None:
-            progress(done, total)
+    with _blas_threads(blas_threads):
+        for lo in range(0, total, BLOCK):
+            if cancelled is not None and cancelled():
+                complete = False
+                break
+            rows = todo[lo:lo + BLOCK]
+            if full:
+                for at in rows.tolist():
+                    score, vector, lexical = relatedness.scores(at)
+                    score[at] = 0.0
+                    _keep(best, at, score, vector, lexical, names, links)
+            else:
+                _keep_block(best, rows, matrix, usable, hashes, names, links)
+            done += len(rows)
+            if progress is not None:
+                progress(done, total)
     # The card whose neighbour list held the pair's larger score is its source.
     ordered = sorted(best.values(), key=lambda p: (-p[0], names[min(p[3], p[4])],
                                                     names[max(p[3], p[4])]))

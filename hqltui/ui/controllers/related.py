@@ -108,11 +108,11 @@ class RelatedController:
 
         def progress(done: int, total: int) -> None:
             if not worker.is_cancelled:
-                call(screen.show_progress, done, total, method)
+                screen.post_message(screen.Progress(done, total, method))
 
         relatedness.prepare()
         answer = suggest_links(relatedness, SUGGESTIONS, progress=progress,
-                               cancelled=lambda: worker.is_cancelled)
+                               cancelled=lambda: worker.is_cancelled, blas_threads=1)
         if worker.is_cancelled:
             return
         if answer.refusal is not None:

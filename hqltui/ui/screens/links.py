@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 
@@ -34,6 +35,14 @@ class LinksScreen(Screen[None]):
     """
 
     BINDINGS = LINKS_SCREEN_BINDINGS
+
+    class Progress(Message):
+        """From the worker (``post_message`` is thread-safe and does not wait for the
+        screen, as ``call_from_thread`` would, once per block of cards)."""
+
+        def __init__(self, done: int, total: int, method: str) -> None:
+            super().__init__()
+            self.done, self.total, self.method = done, total, method
 
     def __init__(self, title: Text, waiting: Text, titles: dict[str, str], p: Palette,
                  pairs: bool = True) -> None:
@@ -67,6 +76,9 @@ class LinksScreen(Screen[None]):
     @property
     def table(self) -> DataTable[Text]:
         return self.query_one("#links-table", DataTable)
+
+    def on_links_screen_progress(self, message: Progress) -> None:
+        self.show_progress(message.done, message.total, message.method)
 
     def show_progress(self, done: int, total: int, method: str) -> None:
         bar = self.query_one("#links-bar", ProgressBar)
