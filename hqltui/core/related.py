@@ -135,7 +135,7 @@ def link_pairs(vault: Any) -> frozenset[frozenset[str]]:
     return frozenset(pairs)
 
 
-@dataclass
+@dataclass(repr=False)  # its repr would print the whole session
 class Relatedness:
     session: Any  # hqltui.core.session.Session
     lexical_weight: float = LEXICAL_WEIGHT

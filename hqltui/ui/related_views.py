@@ -24,7 +24,7 @@ TITLE_CHARS = 30  # a pair's titles are cut here, so the row's "why" stays on sc
 LINKED = "↔ linked"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # its repr would print the whole session
 class RelatedPane:
     """The card pane's related section for one session: its scorer and the key hint."""
 

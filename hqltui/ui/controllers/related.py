@@ -48,9 +48,10 @@ class RelatedController:
         """Make the scorer's structures in a worker (the term weights: a second on 17k cards)."""
         pane = state.related
         if pane is not None:
+            # A description, or Textual repr()s the work: the whole session (30 s on man1).
             self.app.run_worker(pane.relatedness.prepare, name="related (prepare)",
-                                group="related", exclusive=True, thread=True,
-                                exit_on_error=False)
+                                description="related (prepare)", group="related",
+                                exclusive=True, thread=True, exit_on_error=False)
 
     def _screen(self, state: ScreenState, title: Text, waiting: str, pairs: bool = True
                 ) -> LinksScreen:
@@ -95,7 +96,8 @@ class RelatedController:
         self.app.push_screen(screen, callback=lambda _: self.app.workers.cancel_group(
             self.app, GROUP))
         self.app.run_worker(partial(self._suggest, pane, screen), name="link suggestions",
-                            group=GROUP, exclusive=True, thread=True, exit_on_error=False)
+                            description="link suggestions", group=GROUP, exclusive=True,
+                            thread=True, exit_on_error=False)
 
     def _suggest(self, pane: RelatedPane, screen: LinksScreen) -> None:
         from hqltui.core.suggestions import FULL_SCORE_CARDS, suggest_links
