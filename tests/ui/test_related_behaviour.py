@@ -97,3 +97,17 @@ async def test_closing_the_suggestions_screen_cancels_its_worker(make_app, birds
         await settle(pilot)
         assert not isinstance(app.screen, LinksScreen)
         assert all(w.is_finished for w in app.workers if w.group == "links")
+
+
+async def test_a_late_progress_message_leaves_the_final_note(make_app, birds: Path) -> None:
+    app = make_app(birds)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        screen = app.screen
+        note = str(screen.query_one("#links-progress").render())
+        screen.post_message(LinksScreen.Progress(1, 58, "card vectors"))
+        await settle(pilot)
+        assert str(screen.query_one("#links-progress").render()) == note
+        assert note.startswith("158 pairs · ")

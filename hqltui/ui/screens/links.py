@@ -78,7 +78,8 @@ class LinksScreen(Screen[None]):
         return self.query_one("#links-table", DataTable)
 
     def on_links_screen_progress(self, message: Progress) -> None:
-        self.show_progress(message.done, message.total, message.method)
+        if not self.ready:  # a message still queued when the rows came is not news
+            self.show_progress(message.done, message.total, message.method)
 
     def show_progress(self, done: int, total: int, method: str) -> None:
         bar = self.query_one("#links-bar", ProgressBar)
