@@ -18,6 +18,7 @@ fit either).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -176,6 +177,7 @@ def suggest_links(
                     score, vector, lexical = relatedness.scores(at)
                     score[at] = 0.0
                     _keep(best, at, score, vector, lexical, names, links)
+                    time.sleep(0)  # let a UI thread in between cards (this loop holds the GIL)
             else:
                 _keep_block(best, rows, matrix, usable, hashes, names, links)
             done += len(rows)
