@@ -125,9 +125,8 @@ def _keep_block(best: Best, rows: np.ndarray, matrix: np.ndarray, usable: np.nda
 def _blas_threads(limit: int | None) -> Any:
     """A context holding numpy's BLAS to ``limit`` threads (None: leave it as it is).
 
-    The app computes suggestions in a worker beside its UI thread; on two busy cores,
-    OpenBLAS's two threads made the man1 pass take 43 s there with keystrokes up to
-    171 ms, one thread 23 s and 77 ms (benchmarks/README.md, "Related cards")."""
+    The app computes suggestions in a worker beside its UI thread; on two cores the
+    pass's matrix products would otherwise take both, and keystrokes wait for them."""
     if limit is None:
         return nullcontext()
     from threadpoolctl import threadpool_limits
