@@ -17,6 +17,8 @@ SUBCOMMANDS = {
     "tune": "hqltui.commands.tune",
     "engine": "hqltui.commands.engine",
     "mcp": "hqltui.commands.mcp",
+    "related": "hqltui.commands.related",
+    "suggest-links": "hqltui.commands.suggest_links",
 }
 
 USAGE_ERROR = 2
@@ -28,7 +30,8 @@ def app_parser() -> argparse.ArgumentParser:
         description="Rank a vault's cards by lexical, semantic and hybrid retrieval, side by side.",
         epilog="commands: hql-tui query VAULT TEXT | hql-tui eval VAULT QUERIES.toml | "
         "hql-tui tune VAULT QUERIES.toml | "
-        "hql-tui engine sync|build|verify|search VAULT | hql-tui mcp VAULT (each has --help)",
+        "hql-tui engine sync|build|verify|search VAULT | hql-tui mcp VAULT | "
+        "hql-tui related VAULT CARD | hql-tui suggest-links VAULT (each has --help)",
     )
     parser.add_argument("vault", help="the vault directory")
     parser.add_argument(

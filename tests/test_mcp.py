@@ -93,7 +93,7 @@ def edit(vault: Path, name: str) -> None:
 async def test_the_tools_are_listed_with_their_schemas(birds: Path) -> None:
     async with server(birds) as session:
         listed = {t.name: t for t in (await session.list_tools()).tools}
-    assert list(listed) == ["search", "get_card", "status", "verify"]  # read-only: no build
+    assert list(listed) == ["search", "get_card", "status", "verify", "related"]  # no build
     for tool in listed.values():
         assert tool.description and tool.input_schema["type"] == "object"
     mode = listed["search"].input_schema["properties"]["mode"]

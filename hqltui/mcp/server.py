@@ -24,6 +24,7 @@ from mcp.server.lowlevel import Server
 
 from hqltui.core import agent
 from hqltui.core.agent import Refused
+from hqltui.mcp import related_tool
 from hqltui.mcp.served import Served
 from hqltui.mcp.wire import Wire, stdio_wire
 from producer.terminal import shown
@@ -104,6 +105,8 @@ def tools(allow_build: bool) -> list[types.Tool]:
             ),
             input_schema={"type": "object", "properties": {}, "additionalProperties": False},
         ),
+        types.Tool(name="related", description=related_tool.DESCRIPTION,
+                   input_schema=related_tool.SCHEMA),
     ]
     if allow_build:
         listed.append(types.Tool(
@@ -183,6 +186,9 @@ class Tools:
             raise Refused("the query text is missing", "give `text`, the query")
         return agent.search(session, self.served.root, text,
                             str(args.get("mode", agent.DEFAULT_MODE)), limit, live=self.live)
+
+    def _related(self, session: Any, args: dict[str, Any]) -> dict[str, Any]:
+        return related_tool.related(session, args)
 
     def _get_card(self, session: Any, args: dict[str, Any]) -> dict[str, Any]:
         return agent.get_card(session, str(args.get("name", "")))

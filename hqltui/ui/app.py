@@ -31,6 +31,7 @@ from hqltui.ui.controllers.engine import EngineController
 from hqltui.ui.controllers.jobs import JobsController
 from hqltui.ui.controllers.query import DebounceTimer, QueryController
 from hqltui.ui.controllers.readiness import ReadinessController
+from hqltui.ui.controllers.related import RelatedController
 from hqltui.ui.controllers.screens import ScreensController
 from hqltui.ui.controllers.session import SessionController, SessionFactory
 from hqltui.ui.controllers.workbench import WorkbenchController
@@ -116,6 +117,7 @@ class HqlApp(App[int]):
         self.workbench = WorkbenchController(self, self.vault_path, self._reload)
         self.readiness = ReadinessController(self)
         self.screens = ScreensController(self)
+        self.related_ctl = RelatedController(self)
 
     # The state on screen, as tests and the benchmarks read it.
     @property
@@ -390,6 +392,12 @@ class HqlApp(App[int]):
 
     def action_open_card(self) -> None:
         self.screens.open_card()
+
+    def action_related(self) -> None:
+        self.related_ctl.open_related(self.state)
+
+    def action_link_suggestions(self) -> None:
+        self.related_ctl.open_suggestions(self.state)
 
     def action_edit_card(self) -> None:
         self.screens.edit_card()

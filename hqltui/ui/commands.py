@@ -72,6 +72,10 @@ class HqlCommands(Provider):
             ("view: edit card in $EDITOR", "suspend the app and edit the selected card",
              run("edit_card")),
             ("view: all warnings", "every warning in full", run("show_warnings")),
+            ("view: related cards", "the selected card's nearest cards in full, linked ones "
+             f"marked ({h('app.related')})", run("related")),
+            ("view: link suggestions", "near cards that no link joins yet, across the vault "
+             f"({h('app.link-suggestions')})", run("link_suggestions")),
             (f"view: passage snippets ({'on' if snippets else 'off'})",
              "show or hide the passage that answered under semantic and hybrid rows "
              f"({h('app.snippets')})", run("toggle_snippets")),

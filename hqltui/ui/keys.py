@@ -80,7 +80,15 @@ LABELLED_BINDINGS = [
             tooltip="labelled queries: each arm's score",
             id="app.labelled"),
 ]
-BINDINGS = [*APP_BINDINGS, *JOB_BINDINGS, *ENGINE_BINDINGS, *LABELLED_BINDINGS]  # footer order
+# Related cards (the selected card's full list) and the vault's link suggestions.
+RELATED_BINDINGS = [
+    Binding("ctrl+r", "related", "related", show=False,
+            tooltip="the selected card's related cards, in full", id="app.related"),
+    Binding("ctrl+n", "link_suggestions", "link suggestions", show=False,
+            tooltip="near cards no link joins yet, across the vault", id="app.link-suggestions"),
+]
+BINDINGS = [*APP_BINDINGS, *JOB_BINDINGS, *ENGINE_BINDINGS, *LABELLED_BINDINGS,
+            *RELATED_BINDINGS]  # footer order
 
 # The other screens' tables, here so that the keymap and F1 can list them before (or
 # without) those screens being imported.
@@ -98,6 +106,16 @@ LABELLED_SCREEN_BINDINGS = [
             id="labelled.tune-cancel"),
     Binding("w", "app.tune_write", "write", tooltip="write tune's best fusion to "
             "[search] (asks first)", id="labelled.tune-write"),
+]
+LINKS_SCREEN_BINDINGS = [
+    Binding("escape,q", "close", "back", id="links.close"),
+    Binding("c", "copy_link", "copy link",
+            tooltip="copy the row's [[target]] link text (also shown in a notice)",
+            id="links.copy"),
+    Binding("f4", "edit_source", "edit", tooltip="open the row's first card in $EDITOR",
+            id="links.edit"),
+    Binding("slash", "filter", "filter", tooltip="filter rows by card name or title",
+            id="links.filter"),
 ]
 HELP_SCREEN_BINDINGS = [
     Binding("escape,q,f1,question_mark", "dismiss", "close help", id="help.close"),

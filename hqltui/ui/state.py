@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from hqltui.core.labels import Label, Labels
     from hqltui.core.ranking import Ranking
     from hqltui.core.session import Answer, IndexSummary, Session
+    from hqltui.ui.related_views import RelatedPane
     from producer.vault import Card
 
 SLOTS = ("lexical", "semantic", "hybrid")
@@ -57,6 +58,7 @@ class ScreenState:
     # What is being made before the columns can rank ("opening the index", "building
     # bm25"); None once the session can rank with ``lexical``.
     preparing: str | None = None
+    related: RelatedPane | None = None  # the card pane's related section (ui.related_views)
 
     @property
     def labelled_text(self) -> str:

@@ -23,7 +23,7 @@ from rich.text import Text
 
 from hqltui.core import oneline
 from hqltui.core.names import LEXICAL_CHOICES
-from hqltui.ui import render
+from hqltui.ui import related_views, render
 from hqltui.ui.state import SLOTS, ScreenState
 from producer.terminal import shown
 from producer.wording import refusal_spans
@@ -465,6 +465,7 @@ def card_detail(state: ScreenState, name: str, p: Palette, full: bool) -> Render
     head.append(shown(", ".join(dict.fromkeys(resolved))) or "—")
     head.append("\nbacklinks ← ", style="bold")
     head.append(shown(", ".join(vault.backlinks(name))) or "—")
+    related_views.pane_section(head, state.related, state.session, name, p)
     if unresolved:
         head.append("\nunresolved: ", style=p.warning)
         head.append(shown(", ".join(dict.fromkeys(oneline.link_target(t) for t in unresolved))))

@@ -36,7 +36,7 @@ class ReadinessController:
         session = message.session
         from hqltui.core.labels import vault_labels  # loaded with the session (its config)
 
-        app.state = loaded(app.state, session)
+        app.state = app.related_ctl.loaded(loaded(app.state, session))
         app.state = replace(app.state, labels=vault_labels(session.config, app.state.labels))
         if not self.arm_initialised:
             self.arm_initialised = True
@@ -115,6 +115,7 @@ class ReadinessController:
         """The columns can rank: answer the query typed meanwhile, or invite one."""
         app = self.app
         app.state = replace(app.state, preparing=None)
+        app.related_ctl.warm(app.state)
         if app.text.strip():
             submitted, self.submit_pending = self.submit_pending, False
             app.start_query(submitted=submitted)

@@ -23,6 +23,8 @@ from hqltui.ui.keys import (
     JOB_BINDINGS,
     LABELLED_BINDINGS,
     LABELLED_SCREEN_BINDINGS,
+    LINKS_SCREEN_BINDINGS,
+    RELATED_BINDINGS,
     WARNINGS_SCREEN_BINDINGS,
 )
 from hqltui.ui.screens.main import MainScreen
@@ -84,7 +86,8 @@ def _table(owner: type[object]) -> list[Binding]:
 def help_tables() -> list[tuple[str, list[Binding]]]:
     """The binding tables F1 lists, in its order (with the default keys)."""
     return [
-        ("app (everywhere)", [*APP_BINDINGS, *ENGINE_BINDINGS, *LABELLED_BINDINGS]),
+        ("app (everywhere)", [*APP_BINDINGS, *ENGINE_BINDINGS, *LABELLED_BINDINGS,
+                              *RELATED_BINDINGS]),
         ("jobs (everywhere)", list(JOB_BINDINGS)),
         ("main screen", _table(MainScreen)),
         ("query input", _table(QueryInput)),
@@ -92,6 +95,7 @@ def help_tables() -> list[tuple[str, list[Binding]]]:
         ("card list", _table(CardList)),
         ("card screen", list(CARD_SCREEN_BINDINGS)),
         ("labelled queries", list(LABELLED_SCREEN_BINDINGS)),
+        ("related / links", list(LINKS_SCREEN_BINDINGS)),
         ("help", list(HELP_SCREEN_BINDINGS)),
         ("confirmation", list(CONFIRM_SCREEN_BINDINGS)),
     ]

@@ -1,0 +1,113 @@
+"""Related cards in the app: what a user sees and what the keys do (read-only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hqltui.ui.screens.links import LinksScreen
+from hqltui.ui.widgets.cards import CardList
+from hqltui.ui.widgets.panes import CardDetail
+from tests.ui.conftest import settle, type_query
+
+pytestmark = pytest.mark.anyio
+
+
+async def select_card(pilot, name: str) -> None:  # type: ignore[no-untyped-def]
+    """Select ``name`` as a click in the card list does."""
+    pilot.app.main.query_one(CardList).post_message(CardList.Selected(name))
+    await settle(pilot)
+
+
+def _pane_text(app) -> str:  # type: ignore[no-untyped-def]
+    from rich.console import Console
+
+    console = Console(width=200, record=True, color_system=None)
+    console.print(app.main.query_one(CardDetail).shown)
+    return console.export_text()
+
+
+async def test_the_pane_lists_five_related_cards_with_links_marked(make_app, birds: Path
+                                                                   ) -> None:
+    app = make_app(birds)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "barn owl")
+        await select_card(pilot, "barn-owl")
+        assert app.state.selected == "barn-owl"
+        lines = _pane_text(app).splitlines()
+        at = next(i for i, line in enumerate(lines) if line.startswith("related (ctrl+r: all)"))
+        rows = [line.split() for line in lines[at + 1:at + 6]]
+        assert [r[1] for r in rows] == ["eurasian-eagle-owl", "tawny-owl",
+                                        "barn-owl-member-of-tytonidae", "tytonidae",
+                                        "european-nightjar"]
+        assert [r[-1] == "linked" for r in rows] == [False, False, True, True, False]
+
+
+async def test_suggestions_copy_a_link_and_say_it(make_app, birds: Path) -> None:
+    before = {p: p.read_bytes() for p in birds.glob("*.hmd") if p.is_file()}
+    app = make_app(birds)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, LinksScreen) and screen.ready
+        first = screen.shown_rows[0]
+        await pilot.press("c")
+        await pilot.pause()
+        assert app.clipboard == f"[[{first.target}]]"
+        notices = [n.message for n in app._notifications]
+        assert f"[[{first.target}]] copied: paste it into {first.source}" in notices
+    assert {p: p.read_bytes() for p in birds.glob("*.hmd") if p.is_file()} == before
+
+
+async def test_suggestions_filter_by_title_as_you_type(make_app, birds: Path) -> None:
+    app = make_app(birds)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        screen = app.screen
+        everything = len(screen.shown_rows)
+        await pilot.press("slash", "p", "u", "f", "f", "i", "n")
+        await pilot.pause()
+        shown = screen.shown_rows
+        assert 0 < len(shown) < everything
+        assert all("puffin" in (r.source + r.target) for r in shown)
+        assert screen.table.row_count == len(shown)
+
+
+async def test_full_list_needs_a_selected_card(make_app, birds: Path) -> None:
+    app = make_app(birds)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        assert not isinstance(app.screen, LinksScreen)
+        assert "select a card first" in [n.message for n in app._notifications]
+
+
+async def test_closing_the_suggestions_screen_cancels_its_worker(make_app, birds: Path) -> None:
+    app = make_app(birds)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+n", "escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, LinksScreen)
+        assert all(w.is_finished for w in app.workers if w.group == "links")
+
+
+async def test_a_late_progress_message_leaves_the_final_note(make_app, birds: Path) -> None:
+    app = make_app(birds)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        screen = app.screen
+        note = str(screen.query_one("#links-progress").render())
+        screen.post_message(LinksScreen.Progress(1, 58, "card vectors"))
+        await settle(pilot)
+        assert str(screen.query_one("#links-progress").render()) == note
+        assert note.startswith("158 pairs · ")
