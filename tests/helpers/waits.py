@@ -118,3 +118,11 @@ async def until_shown(pilot: Any, done: Callable[[], bool], tries: int = 400) ->
             return
         await pilot.pause()
     raise AssertionError(f"never shown: {getattr(done, '__doc__', None) or done}")
+
+
+async def select_card(pilot: Any, name: str) -> None:
+    """Select ``name`` as a click in the card list does."""
+    from hqltui.ui.widgets.cards import CardList
+
+    pilot.app.main.query_one(CardList).post_message(CardList.Selected(name))
+    await settle(pilot)

@@ -7,25 +7,15 @@ from pathlib import Path
 import pytest
 
 from hqltui.ui.screens.links import LinksScreen
-from hqltui.ui.widgets.cards import CardList
 from hqltui.ui.widgets.panes import CardDetail
-from tests.ui.conftest import settle, type_query
+from tests.helpers.rendering import plain
+from tests.helpers.waits import select_card, settle, type_query
 
 pytestmark = pytest.mark.anyio
 
 
-async def select_card(pilot, name: str) -> None:  # type: ignore[no-untyped-def]
-    """Select ``name`` as a click in the card list does."""
-    pilot.app.main.query_one(CardList).post_message(CardList.Selected(name))
-    await settle(pilot)
-
-
 def _pane_text(app) -> str:  # type: ignore[no-untyped-def]
-    from rich.console import Console
-
-    console = Console(width=200, record=True, color_system=None)
-    console.print(app.main.query_one(CardDetail).shown)
-    return console.export_text()
+    return plain(app.main.query_one(CardDetail).shown)
 
 
 async def test_the_pane_lists_five_related_cards_with_links_marked(make_app, birds: Path

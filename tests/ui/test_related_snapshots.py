@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from hqltui.ui.widgets.panes import CardDetail
-from tests.ui.conftest import SIZE, settle, type_query
-from tests.ui.test_related_behaviour import select_card
+from tests.helpers.waits import select_card, settle, type_query
+from tests.ui.conftest import SIZE
 
 
 def test_card_pane_related_section(snap_compare, make_app, birds: Path) -> None:
