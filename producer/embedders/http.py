@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from producer.embedders import EmbedderSpec, EmbedError, OnBatch, check_spec
+from producer.embedders.base import EmbedderSpec, EmbedError, OnBatch, check_common
 from producer.index import MAX_DIMENSIONS
 from producer.index_checks import dimensions_ok
 
@@ -98,7 +98,8 @@ class HttpEmbedder:
 
     @classmethod
     def from_spec(cls, spec: EmbedderSpec, environ: Mapping[str, str]) -> HttpEmbedder:
-        check_spec(spec, environ)
+        check_common(spec)
+        check_http_spec(spec, environ)
         key = environ.get(spec.api_key_env) if spec.api_key_env else None
         return cls(
             str(spec.endpoint),

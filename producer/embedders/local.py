@@ -43,8 +43,12 @@ from typing import Any, Protocol
 import numpy as np
 
 from producer.config import DEFAULT_PRECISION, DEFAULT_RUNTIME, PRECISIONS, RUNTIMES
-from producer.cpus import usable_cpus
-from producer.embedders import EmbedderSpec, EmbedError, OnBatch
+from producer.cpus import cpu_flags, encoder_workers, usable_cpus
+from producer.embedders.base import EmbedderSpec, EmbedError, OnBatch
+from producer.embedders.model_files import (
+    cached_file_digests,
+    file_digests,
+)
 from producer.embedders.model_tokenizer import (
     Encoded,
     ModelTokenizer,
@@ -120,20 +124,6 @@ BF16_REFUSED = (
 )
 
 
-@functools.lru_cache(maxsize=2)
-def cpu_flags(path: str = "/proc/cpuinfo") -> frozenset[str]:
-    """The first CPU's feature flags (x86 ``flags``, Arm ``Features``); empty if unknown."""
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return frozenset()
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        if key.strip() in ("flags", "Features"):
-            return frozenset(value.split())
-    return frozenset()
-
-
 @functools.lru_cache(maxsize=1)
 def _cpuinfo_has_bf16(path: str = "/proc/cpuinfo") -> bool:
     return bool(CPU_BF16_FLAGS & cpu_flags(path))
@@ -159,22 +149,6 @@ def check_precision(precision: str) -> None:
 
 # Files whose bytes decide the numbers: weights, tokenizer, model config.
 # Whichever of these exist at the top of the model directory are hashed.
-REVISION_FILES = (
-    "added_tokens.json",
-    "config.json",
-    "merges.txt",
-    "model.safetensors",
-    "pytorch_model.bin",
-    "sentencepiece.bpe.model",
-    "special_tokens_map.json",
-    "spiece.model",
-    "tokenizer.json",
-    "tokenizer_config.json",
-    "vocab.json",
-    "vocab.txt",
-)
-WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
-
 OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 
 
@@ -199,26 +173,6 @@ def default_model_dir() -> Path:
     return path
 
 
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def file_digests(model_dir: str | os.PathLike[str]) -> tuple[tuple[str, str], ...]:
-    """(name, SHA-256) of each file of ``REVISION_FILES`` present, sorted by name."""
-    d = Path(model_dir)
-    present = [n for n in sorted(REVISION_FILES) if (d / n).is_file()]
-    if "config.json" not in present or not any(w in present for w in WEIGHT_FILES):
-        raise EmbedError(
-            f"{d.name}: not a model directory (needs config.json and model.safetensors "
-            "or pytorch_model.bin)"
-        )
-    return tuple((name, _file_sha256(d / name)) for name in present)
-
-
 def _revision(digests: tuple[tuple[str, str], ...], recipe: dict[str, object]) -> str:
     manifest = hashlib.sha256()
     manifest.update(b"hql-semantics local model revision 1\n")
@@ -239,11 +193,6 @@ def revision_for(model_dir: str | os.PathLike[str], recipe: dict[str, object] | 
     return _revision(file_digests(model_dir), RECIPE if recipe is None else recipe)
 
 
-@functools.lru_cache(maxsize=8)
-def _cached_digests(path: str, stamp: tuple[tuple[str, int, int], ...]) -> tuple:
-    return file_digests(path)
-
-
 def local_revision(
     model_dir: str | os.PathLike[str] | None = None, precision: str = DEFAULT_PRECISION
 ) -> str:
@@ -251,17 +200,10 @@ def local_revision(
     packaged model) computed at ``precision``. Cached per process while the
     files' sizes and mtimes stay put."""
     d = Path(model_dir) if model_dir is not None else default_model_dir()
-    stamp = []
-    for name in sorted(REVISION_FILES):
-        try:
-            st = (d / name).stat()
-        except OSError:
-            continue
-        stamp.append((name, st.st_size, st.st_mtime_ns))
     recipe = recipe_for(precision)
     if precision == "int8":  # the quantised graph is part of the recipe: digest its bytes
         recipe = {**recipe, "graph_sha256": int8_graph_digest(d)}
-    return _revision(_cached_digests(str(d.resolve()), tuple(stamp)), recipe)
+    return _revision(cached_file_digests(d), recipe)
 
 
 def int8_graph_digest(model_dir: Path) -> str:
@@ -823,7 +765,7 @@ def choose_runtime(
                 "precision int8 runs on ONNX Runtime, from a model directory with a "
                 "tokenizer.json"
             )
-        from producer.embedders import onnx_graph
+        import producer.embedders.onnx_graph as onnx_graph
 
         record = (onnx_graph.prepare_graph(model_dir)[0] if prepare
                   else onnx_graph.read_record(model_dir))
@@ -842,7 +784,7 @@ def choose_runtime(
                 'this one runs on torch (runtime = "torch" or "auto")'
             )
         return TORCH_NAME, None, None
-    from producer.embedders import onnx_graph
+    import producer.embedders.onnx_graph as onnx_graph
 
     if prepare and requested == ORT_NAME:
         record, made = onnx_graph.prepare_graph(model_dir)
@@ -869,16 +811,6 @@ def choose_runtime(
             return TORCH_NAME, None, f"onnxruntime cannot be imported: {exc}"
         return ORT_NAME, record.graph, None
     return TORCH_NAME, None, None
-
-
-def encoder_workers(runs: int, threads: int) -> int:
-    """Encoder calls run side by side: one per thread torch may use, at most one per run.
-
-    On a CPU, one call on all cores waits at every operator for its slowest core
-    and leaves the others idle while Python dispatches the next operator; calls
-    side by side, one core each, do neither. A lone run (a query) keeps every core.
-    """
-    return max(1, min(runs, threads))
 
 
 def _in_order(
@@ -979,6 +911,6 @@ def embed_local_query(text: str) -> np.ndarray:
     The app uses this for live queries when the index's revision equals
     ``local_revision()``.
     """
-    from producer.embedders import embed_query
+    from producer.embedders.base import embed_query
 
     return embed_query(packaged_embedder(live=True), text)

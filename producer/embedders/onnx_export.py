@@ -30,7 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from producer.embedders import onnx_graph
+import producer.embedders.onnx_graph as onnx_graph
+from producer.cpus import cpu_flags
 from producer.embedders.local import (
     DEFAULT_MODEL_ID,
     ORT_NAME,
@@ -165,7 +166,6 @@ def quantise(graph: Path, out: Path) -> tuple[str, bool]:
 
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    from producer.embedders.local import cpu_flags
 
     reduce_range = "avx512_vnni" not in cpu_flags() and "avx_vnni" not in cpu_flags()
     tmp = out.with_name(f".{out.name}.tmp")

@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+from producer.cpus import cpu_flags
+from producer.embedders.model_files import cached_file_digests
 from producer.parse_cache import default_cache_dir
 
 GRAPH_KIND = "onnx"
@@ -88,18 +90,18 @@ def exporter_version() -> str:
 
 
 def _cpu_flags_digest() -> str:
-    from producer.embedders.local import cpu_flags
-
     return hashlib.sha256(" ".join(sorted(cpu_flags())).encode()).hexdigest()[:16]
 
 
 def graph_key(model_dir: str | os.PathLike[str]) -> str:
-    """The cache key of ``model_dir``'s graph on this machine (hashes files; imports no model)."""
-    from producer.embedders.local import local_revision
-
+    """The cache key of ``model_dir``'s graph on this machine: the digests of the files
+    that decide its numbers (weights, tokenizer, config; pooling runs after the graph),
+    the runtime's and exporter's versions and the CPU's flags. Hashes files; imports no
+    model."""
+    files = cached_file_digests(Path(model_dir))
     parts = [
         f"format {EXPORT_FORMAT}",
-        local_revision(model_dir),
+        *(f"{name} {digest}" for name, digest in files),
         f"onnxruntime {_version('onnxruntime')}",
         exporter_version(),
         f"cpu {_cpu_flags_digest()}",

@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from producer.cpus import encoder_workers
+
 NAME = "onnxruntime"
 
 
@@ -56,8 +58,6 @@ class OrtEncoder:
         return pooled / np.maximum(norms, 1e-12)
 
     def workers(self, runs: int, threads: int) -> int:
-        from producer.embedders.local import encoder_workers
-
         return encoder_workers(runs, threads)
 
     @contextlib.contextmanager
