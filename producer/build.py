@@ -109,6 +109,9 @@ class BuildOptions:
     parse_cache: bool = False
     # None: on when `[semantics] passages = true` or the previous index holds passages
     passages: bool | None = None
+    # Set (auto-build): refuse, before any model loads, a build that would embed more
+    # than the cards changed since the index, or more than this many cards.
+    changed_at_most: int | None = None
 
 
 @dataclass
@@ -351,6 +354,11 @@ def _build_locked(
         if name in card_blobs and all(usable(r.embedding) for r in rows) and _as_written(rows)
     }
     to_cut = [c for c in vault.cards if recipe is not None and c.name not in kept_chunks]
+    if options.changed_at_most is not None:
+        only_changed(options.changed_at_most, vault.cards, previous, reusable,
+                     [*to_embed_cards, *to_cut], recipe is not None and previous is not None
+                     and (previous.recipe is None or not previous.recipe.known
+                          or previous.recipe.digest != recipe.digest))
 
     query_texts = set(options.queries)
     stored_texts = [q.text for q in previous.queries] if previous is not None else rescued
@@ -585,6 +593,32 @@ def _build_locked(
         writer.add_queries(QueryRow(t, query_blobs[t]) for t in sorted(query_texts))
         writer.commit()
     return result(False, len(to_embed_queries), dims, spec.provider)
+
+
+def only_changed(limit: int, cards: list[CardDigest], previous: IndexContents | None,
+                 reusable: bool, to_embed: list[CardDigest], recipe_changed: bool) -> None:
+    """The auto-build's bound: embed the changed cards only, and at most ``limit`` of
+    them; anything more (a first build, a new model, revision, precision or passage
+    recipe, a branch switch) is refused here, before a model loads, for the user to
+    start on purpose."""
+    if previous is None:
+        raise BuildError("there is no index yet: a first build embeds every card")
+    if not reusable:
+        raise BuildError(
+            f"the index holds vectors of {previous.model.id} at {previous.model.revision}; a "
+            "build with this embedder would embed every card again"
+        )
+    if recipe_changed:
+        raise BuildError("the passage recipe changed: every card's passages would be embedded "
+                         "again")
+    stored = {c.name: c.content_hash for c in previous.cards}
+    changed = {c.name for c in cards if stored.get(c.name) != c.content_hash}
+    if len(changed) > limit:
+        raise BuildError(f"{len(changed)} cards changed, more than the {limit} an automatic "
+                         "build embeds")
+    unchanged = {c.name for c in to_embed} - changed
+    if unchanged:
+        raise BuildError(f"{len(unchanged)} unchanged cards would be embedded again")
 
 
 def _as_written(rows: list[ChunkRow]) -> bool:

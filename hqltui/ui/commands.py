@@ -61,6 +61,8 @@ class HqlCommands(Provider):
             ("vault: reload", "read the vault and its index again", run("reload")),
             ("index: build", f"run hql-semantics build in the background ({h('jobs.build')})",
              run("build_index")),
+            ("index: auto-build on / off", "re-embed edited cards in the background, after "
+             f"the vault is quiet ({h('jobs.auto-build')})", run("toggle_auto_build")),
             ("index: verify", "check the index against the vault, list every problem "
              f"({h('jobs.verify')})", run("verify_index")),
             ("jobs: cancel", "stop the running jobs; the old index stays as it was "

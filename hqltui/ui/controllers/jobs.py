@@ -187,10 +187,13 @@ class JobsController:
                 out.append(f"{event.title}: {event.state}", style=style)
         return out
 
-    def with_status(self, header: Text, palette: Palette) -> Text:
+    def with_status(self, header: Text, palette: Palette, first: Text | None = None) -> Text:
         """``header`` with ``status()`` after its second part (``vault · N cards``),
-        so it stays on screen when the line is too long for the terminal."""
+        so it stays on screen when the line is too long for the terminal; ``first``
+        (the auto-build's words) goes before it."""
         jobs = self.status(palette)
+        if first:
+            jobs = Text.assemble(" · ", first, jobs)
         if not jobs:
             return header
         plain = header.plain
