@@ -40,6 +40,7 @@ class Notifications:
         self.on_change = on_change
         self.on_failed = on_failed
         self.stopping = threading.Event()
+        self.ready = threading.Event()  # set once notifications flow, or have failed
         self.active = False
         self.reason: str | None = None  # why the scan alone is used
         self.thread: threading.Thread | None = None
@@ -66,8 +67,10 @@ class Notifications:
             events = watch(self.root, watch_filter=VaultFilter(), debounce=DEBOUNCE_MS,
                            step=DEBOUNCE_MS, stop_event=self.stopping, raise_interrupt=False,
                            force_polling=False, yield_on_timeout=True, rust_timeout=1000)
-            self.active = True
-            for changes in events:
+            for changes in events:  # the first batch comes within rust_timeout, maybe empty
+                if not self.active:
+                    self.active = True
+                    self.ready.set()
                 if self.stopping.is_set():
                     break
                 if changes:
@@ -75,6 +78,7 @@ class Notifications:
         except Exception as exc:  # noqa: BLE001 - any failure means: the scan alone
             self.reason = one_line(exc)
             self.active = False
+            self.ready.set()
             if not self.stopping.is_set():
                 self.on_failed(self.reason)
             return

@@ -230,8 +230,9 @@ async def test_an_edit_turns_fresh_and_a_deletion_goes_without_a_key(make_app, b
         final = app.last_job_events["index-build"]
         assert final.title == "index: auto-build" and final.result["embedded"] == 1
         await type_query(pilot, "lighthouse keeper repairing a brass telescope")
-        await until(pilot, lambda: app.answer is not None and app.answer.query.startswith(
-            "lighthouse") and app.main.column("semantic").names, "ranked", timeout=240)
+        await pilot.press("enter")  # submitted: the query is embedded live
+        await until(pilot, lambda: app.answer is not None and app.answer.semantic is not None
+                    and app.main.column("semantic").names, "ranked", timeout=240)
         assert app.main.column("semantic").names[0] == "great-cormorant"
 
         (birds / "mallard.hmd").unlink()
