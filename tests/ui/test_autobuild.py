@@ -237,7 +237,7 @@ async def test_an_edit_turns_fresh_and_a_deletion_goes_without_a_key(make_app, b
 
         (birds / "mallard.hmd").unlink()
         await until(pilot, lambda: "1 orphan" in _status(app), "orphan")
-        await until(pilot, lambda: "0 orphan" in _status(app) and quiet(app), "gone",
-                    timeout=240)
+        await until(pilot, lambda: "0 orphan" in _status(app) and not app.running_jobs(),
+                    "gone", timeout=240)
         assert "mallard" not in app.statuses
         assert app.last_job_events["index-build"].result["removed"] == 1
