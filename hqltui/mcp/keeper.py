@@ -49,8 +49,7 @@ class Keeper:
                           config_error=config.errors.get("semantics")
                           or config.errors.get("semantics.embedder"),
                           quiet_for=time.monotonic() - self.last_change)
-        if decision.action == "refuse":
-            self.refused = decision.reason
+        self.refused = decision.reason if decision.action == "refuse" else None
         if decision.action == "wait":
             return decision.delay or None
         if decision.action != "build" or config.index_path is None:

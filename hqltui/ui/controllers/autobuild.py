@@ -118,6 +118,9 @@ class AutoBuildController:
                           config_error=error, summary=summary, refusal=refusal,
                           quiet_for=self.clock() - self.last_change, settle=self.settle,
                           limit=self.limit)
+        if decision.action != "refuse" and self.refused is not None:
+            self.refused = None  # what held it is gone (fixed, or F7 built it)
+            self.app.post_message(StatusChanged())
         if decision.action == "refuse":
             self._refuse(decision.reason)
         elif decision.action == "wait" and decision.delay > 0:
