@@ -117,12 +117,14 @@ async def test_the_toggle_stops_builds_for_the_session(make_app, birds, tmp_path
         assert "auto-build on" in _status(app)
 
 
-async def test_the_palette_names_the_toggle(make_app, birds) -> None:
-    app = make_app(birds)
+async def test_the_palette_names_the_toggle_and_how_edits_are_noticed(make_app, birds) -> None:
+    app = make_app(birds, poll_interval=POLL)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        titles = [title for title, _help, _run in HqlCommands(app.screen)._commands()]
-        assert "index: auto-build on / off" in titles
+        await until(pilot, lambda: app.autobuild.watching == "notifications", "notified")
+        entries = {title: help for title, help, _run in HqlCommands(app.screen)._commands()}
+        assert "edits noticed by notifications (shift+F7)" in entries[
+            "index: auto-build on / off"]
 
 
 async def test_auto_build_false_in_hql_toml_starts_off(make_app, birds, tmp_path) -> None:
