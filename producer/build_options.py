@@ -37,3 +37,6 @@ class BuildOptions:
     parse_cache: bool = False
     # None: on when `[semantics] passages = true` or the previous index holds passages
     passages: bool | None = None
+    # Set (auto-build): refuse, before any model loads, a build that would embed more
+    # than the cards changed since the index, or more than this many cards.
+    changed_at_most: int | None = None

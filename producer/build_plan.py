@@ -183,6 +183,13 @@ def plan_build(
     queries = _query_texts(options, stored, previous.rescued, warn)
     kept_queries = _kept_queries(queries, reused, identity.dimensions)
     to_cut = [c for c in vault.cards if recipe is not None and c.name not in kept_passages]
+    if options.changed_at_most is not None:  # before cutting: the tokenizer loads the model
+        to_embed = [c for c in vault.cards if c.name not in kept_cards]
+        recipe_changed = recipe is not None and stored is not None and (
+            stored.recipe is None or not stored.recipe.known
+            or stored.recipe.digest != recipe.digest)
+        only_changed(options.changed_at_most, vault.cards, stored, reusable,
+                     [*to_embed, *to_cut], recipe_changed)
     cuts = _cut(vault, to_cut, recipe, offsets) if to_cut else {}
     names = {c.name for c in vault.cards}
     batches = _batches(vault.cards, kept_cards, cuts, batch_cards)
@@ -393,3 +400,29 @@ def _up_to_date(plan: BuildPlan, options: BuildOptions, vault_name: str, orphans
         and stored.model.normalized == 1
         and len(stored.queries) == len(plan.queries)
     )
+
+
+def only_changed(limit: int, cards: Sequence[CardDigest], previous: IndexContents | None,
+                 reusable: bool, to_embed: Sequence[CardDigest], recipe_changed: bool) -> None:
+    """The auto-build's bound: embed the changed cards only, and at most ``limit`` of
+    them; anything more (a first build, a new model, revision, precision or passage
+    recipe, a branch switch) is refused here, before a model loads, for the user to
+    start on purpose."""
+    if previous is None:
+        raise BuildError("there is no index yet: a first build embeds every card")
+    if not reusable:
+        raise BuildError(
+            f"the index holds vectors of {previous.model.id} at {previous.model.revision}; a "
+            "build with this embedder would embed every card again"
+        )
+    if recipe_changed:
+        raise BuildError("the passage recipe changed: every card's passages would be embedded "
+                         "again")
+    stored = {c.name: c.content_hash for c in previous.cards}
+    changed = {c.name for c in cards if stored.get(c.name) != c.content_hash}
+    if len(changed) > limit:
+        raise BuildError(f"{len(changed)} cards changed, more than the {limit} an automatic "
+                         "build embeds")
+    unchanged = {c.name for c in to_embed} - changed
+    if unchanged:
+        raise BuildError(f"{len(unchanged)} unchanged cards would be embedded again")

@@ -98,6 +98,13 @@ def parser() -> argparse.ArgumentParser:
         "the index holds)",
     )
     b.add_argument("--progress", choices=("jsonl",), help="JSON lines on stdout, one per event")
+    b.add_argument(
+        "--changed-at-most",
+        type=_positive_int,
+        metavar="N",
+        help="refuse, before loading a model, a build that would embed more than the cards "
+        "changed since the index, or more than N of them (the app's auto-build)",
+    )
 
     v = sub.add_parser("verify", help="exit 1 unless the index describes the vault")
     v.add_argument("--vault", required=True)
@@ -203,6 +210,7 @@ def _run_build(args: argparse.Namespace) -> int:
         full=args.full,
         parse_cache=True,
         passages=args.passages,
+        changed_at_most=args.changed_at_most,
     )
     build(options, emit)
     return 0

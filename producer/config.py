@@ -103,6 +103,7 @@ class ProducerConfig:
     exists: bool = False
     index: str | None = None
     passages: bool = False  # [semantics] passages: also embed each card's passages
+    auto_build: bool | None = None  # [semantics] auto_build; None: not set (see starts_auto_build)
     embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
     errors: dict[str, str] = field(default_factory=dict)
     # Set when the whole file cannot be read (not TOML, not UTF-8): every owned table
@@ -115,6 +116,14 @@ class ProducerConfig:
         if self.file_error:
             return [with_fix(self.file_error, self.file_fix)]
         return [message for _, message in sorted(self.errors.items())]
+
+    @property
+    def starts_auto_build(self) -> bool:
+        """``[semantics] auto_build``, or its default: on for the ``local`` embedder,
+        off for ``http`` (each of its calls may cost money)."""
+        if self.auto_build is not None:
+            return self.auto_build
+        return self.embedder.provider == "local"
 
     @property
     def index_path(self) -> Path | None:
@@ -227,15 +236,24 @@ def _semantics(root: Path, table: Any, file: Path) -> str | None:
     where = table_label(file, "semantics")
     if not isinstance(table, dict):
         raise ConfigError(f"{where} is not a table")
-    known_keys(table, ("index", "embedder", "passages"), where)
+    known_keys(table, ("index", "embedder", "passages", "auto_build"), where)
     named = string_value(table, "index", where)
     return None if named is None else check_inside_path(root, named, file)
 
 
 def _passages(table: Any, file: Path) -> bool:
-    value = table.get("passages", False) if isinstance(table, dict) else False
-    if not isinstance(value, bool):
-        raise ConfigError(f"{table_label(file, 'semantics')} `passages` must be true or false")
+    return bool(_switch(table, file, "passages"))
+
+
+def _auto_build(table: Any, file: Path) -> bool | None:
+    return _switch(table, file, "auto_build")
+
+
+def _switch(table: Any, file: Path, key: str) -> bool | None:
+    """A ``[semantics]`` key that is ``true`` or ``false`` (None when absent)."""
+    value = table.get(key) if isinstance(table, dict) else None
+    if value is not None and not isinstance(value, bool):
+        raise ConfigError(f"{table_label(file, 'semantics')} `{key}` must be true or false")
     return value
 
 
@@ -297,6 +315,7 @@ def load_producer_config(
         try:
             config.index = _semantics(root, semantics, file)
             config.passages = _passages(semantics, file)
+            config.auto_build = _auto_build(semantics, file)
         except ConfigError as exc:
             config.errors["semantics"] = str(exc)
         if isinstance(semantics, dict) and "embedder" in semantics:

@@ -21,7 +21,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 # Loaded later: by the session worker, or by the action that first needs them.
 DEFERRED = [
     "numpy", "regex", "yaml", "tomllib",
-    "torch", "transformers", "pyarrow", "hotdata",
+    "torch", "transformers", "pyarrow", "hotdata", "watchfiles", "hqltui.core.notifications",
     "hqltui.core.arms", "hqltui.core.lexical", "hqltui.core.fusion", "hqltui.core.hybrid",
     "hqltui.core.ranking", "hqltui.core.evaluation", "hqltui.core.labels",
     "hqltui.core.jobs", "hqltui.core.tune", "hqltui.core.session", "hqltui.core.config",

@@ -30,7 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 BIRDS = ROOT / "fixtures" / "birds"
 GROUPS = [q for q in tomllib.loads((BIRDS / "queries.toml").read_text(encoding="utf-8"))["query"]
           if q.get("kind") == "paraphrase"]
-ADDED = {"name", "title", "path", "snippet"}  # what search adds to query --json's hits
+# What search adds to query --json's hits.
+ADDED = {"name", "title", "path", "snippet", "index_status"}
 
 pytestmark = pytest.mark.anyio
 
@@ -235,6 +236,9 @@ async def test_an_edit_reloads_the_vault_and_the_card_is_stale(birds: Path) -> N
     assert card["index_status"] == "stale" and "dries its wings" in card["text"]
     stale = [w for w in found["warnings"] if w["kind"] == "stale"]
     assert [w["cards"] for w in stale] == [["great-cormorant"]]
+    hits = {h["name"]: h["index_status"] for h in found["arms"]["semantic"]["hits"]}
+    assert hits["great-cormorant"] == "stale"
+    assert {status for name, status in hits.items() if name != "great-cormorant"} == {"fresh"}
 
 
 async def test_a_cancelled_build_stops_the_producer_and_keeps_the_index(

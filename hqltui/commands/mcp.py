@@ -1,6 +1,7 @@
 """`hql-tui mcp VAULT`: serve the vault's rankings to MCP clients over stdio.
 
-Read-only unless ``--allow-build``; a live query embedding through the vault's
+Read-only unless ``--allow-build`` (the ``build`` tool) or ``--auto-build`` (edits
+re-embedded in the background, ``hqltui.mcp.keeper``); a live query embedding through the vault's
 ``http`` embedder only with ``--allow-remote-embedding`` (the query text leaves
 the machine). The vault starts loading before the MCP SDK is imported, so the
 two overlap; stdout carries protocol messages only, every other line goes to
@@ -38,6 +39,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-remote-embedding", action="store_true",
                    help="let `search` embed a query through the vault's http embedder "
                         "(sends the query text to its endpoint)")
+    p.add_argument("--auto-build", action="store_true",
+                   help="re-embed edited cards in the background (runs hql-semantics build; "
+                        "writes the index): off unless given")
     p.add_argument("--poll", type=seconds, default=2.0, metavar="SECONDS",
                    help="how often to look for changed files and reload (0: never); default 2")
     return p
@@ -65,7 +69,12 @@ def run(args: argparse.Namespace) -> int:
         session.prepare()
         return session
 
-    served = Served(args.vault, load, poll=args.poll or None, gc=start)
+    keeper = None
+    if args.auto_build:
+        from hqltui.mcp.keeper import Keeper
+
+        keeper = Keeper(args.vault)
+    served = Served(args.vault, load, poll=args.poll or None, gc=start, keeper=keeper)
     served.start()  # the vault loads while the SDK is imported below
 
     import anyio

@@ -88,7 +88,8 @@ def search(session: Session, vault: str, text: str, mode: str = DEFAULT_MODE,
         for hit in ranking["hits"]:
             card = session.card(hit["card"])
             hit.update(name=card.name, title=card.title, path=card.path,
-                       snippet=hit_snippet(session, card, hit, text))
+                       snippet=hit_snippet(session, card, hit, text),
+                       index_status=session.card_status(card.name))  # fresh/stale/missing
     return out
 
 

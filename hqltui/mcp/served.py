@@ -20,6 +20,8 @@ import anyio.to_thread
 from hqltui.mcp.daemon import on_daemon_thread
 from hqltui.mcp.gcpause import GcPause
 
+POKE_STEP = 0.05  # seconds between two looks for a file notification while resting
+
 
 def _start_graph_load() -> None:
     """Load the local model's ONNX graph beside the vault (docs/runtime.md), in a
@@ -49,7 +51,10 @@ class Served:
     watching: bool = False  # the first signature is taken: edits from now on reload
     reload_error: str | None = None
     gc: GcPause | None = None  # told when the load has ended, and when a reload replaced it
+    keeper: Any = None  # ``hqltui.mcp.keeper.Keeper`` with --auto-build
+    notifications: Any = None  # ``hqltui.core.notifications.Notifications``, once started
     _ready: threading.Event = field(default_factory=threading.Event)
+    _poked: threading.Event = field(default_factory=threading.Event)  # a file notification
 
     def start(self) -> None:
         threading.Thread(target=self._load, name="vault-load", daemon=True).start()
@@ -58,6 +63,8 @@ class Served:
         try:
             _start_graph_load()
             self.session = self.loader()
+            if self.poll or self.keeper is not None:
+                self._notify()  # watchfiles is imported here, on the load thread
         except BaseException as exc:  # noqa: BLE001 - reported by every call, never raised
             self.error = exc
         finally:
@@ -75,6 +82,22 @@ class Served:
             raise Refused(f"the vault `{self.root}` cannot be loaded: {type(exc).__name__}: {exc}",
                           "fix the vault, then restart the server")
         return self.session
+
+    def _notify(self) -> None:
+        from hqltui.core.notifications import Notifications
+
+        self.notifications = Notifications(self.root, self._poked.set, lambda _reason: None)
+        self.notifications.start()
+
+    async def _rest(self, seconds: float | None) -> None:
+        """Until ``seconds`` pass (None: until a notification) or a file notification
+        comes: an edit is looked at at once, not at the next poll."""
+        end = None if seconds is None else time.monotonic() + seconds
+        while not self._poked.is_set():
+            if end is not None and time.monotonic() >= end:
+                return
+            await anyio.sleep(POKE_STEP)
+        self._poked.clear()
 
     @staticmethod
     def _signature(session: Any) -> object:
@@ -101,11 +124,13 @@ class Served:
         path: stating every file of a large vault takes a while), then every ``poll``."""
         from hqltui.core.agent import Refused
 
-        if not self.poll:
+        if not self.poll and self.keeper is None:
             return
         try:
             session = await self.current()
         except Refused:
+            return
+        if not self.poll and not await self._notified():
             return
         from hqltui.core.watch import rest_after
 
@@ -113,19 +138,47 @@ class Served:
         self.signature = await anyio.to_thread.run_sync(self._signature, session)
         cost = time.monotonic() - start
         self.watching = True
+        again: float | None = None  # when the keeper asks to decide again
         while True:
-            await anyio.sleep(rest_after(cost, self.poll))  # a huge vault's scans back off
+            rest = rest_after(cost, self.poll) if self.poll else None  # big vaults back off
+            if again is not None:
+                rest = again if rest is None else min(rest, again)
+            await self._rest(rest)
             start = time.monotonic()
             try:
                 changed = await anyio.to_thread.run_sync(self.changed)
                 cost = time.monotonic() - start
                 if changed:
                     await anyio.to_thread.run_sync(self.reload)
+                    if self.keeper is not None:
+                        self.keeper.changed()
                 self.reload_error = None
             except Exception as exc:  # noqa: BLE001 - the old session keeps answering
                 self.reload_error = f"{type(exc).__name__}: {exc}"
+            if self.keeper is not None:
+                again = await self.keeper.step(self)
+
+    async def _notified(self) -> bool:
+        """With ``--poll 0``, auto-build rests on file notifications alone: refused
+        (in ``status``) when they do not work here."""
+        from hqltui.mcp.daemon import on_daemon_thread
+
+        notifications = self.notifications
+        if notifications is not None:
+            await on_daemon_thread(notifications.ready.wait)
+        if notifications is not None and notifications.active:
+            return True
+        reason = "not started" if notifications is None else notifications.reason
+        self.keeper.refused = (f"--poll 0 and file notifications do not work here ({reason}): "
+                               "give --poll SECONDS for auto-build")
+        return False
 
     def watch_json(self) -> dict[str, Any]:
         """For ``status``: whether edits are being watched for, and a failed reload."""
+        notifications = self.notifications
         return {"poll_seconds": self.poll or None, "watching": self.watching,
-                "reload_error": self.reload_error}
+                "reload_error": self.reload_error,
+                "noticed_by": ("notifications" if notifications is not None
+                               and notifications.active else "scan" if self.poll else None),
+                "notifications_unavailable": getattr(notifications, "reason", None),
+                "auto_build": None if self.keeper is None else self.keeper.to_json()}

@@ -47,6 +47,7 @@ def tools(allow_build: bool) -> list[types.Tool]:
             description=(
                 "Rank the vault's cards for a query, by each retrieval arm, exactly as "
                 "`hql-tui query --json`: per arm its hits (name, title, path, score, rank, "
+                "index_status: fresh, stale (changed since the build) or missing, "
                 "and for hybrid each fused arm's rank and score; a snippet of at most "
                 f"{agent.SNIPPET_CHARS} characters around the longest query word found, in the "
                 "passage that answered where one did), its "

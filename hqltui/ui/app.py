@@ -27,6 +27,7 @@ from textual.worker import Worker, WorkerState
 
 from hqltui.core.names import DEFAULT_LEXICAL, FUSIONS, LEXICAL_ARMS, LEXICAL_CHOICES
 from hqltui.ui import messages, views
+from hqltui.ui.controllers.autobuild import AutoBuildController
 from hqltui.ui.controllers.engine import EngineController
 from hqltui.ui.controllers.jobs import JobsController
 from hqltui.ui.controllers.query import DebounceTimer, QueryController
@@ -85,6 +86,7 @@ class HqlApp(App[int]):
         cursor_blink: bool = True,
         ready_file: str | None = None,
         keymap_file: Path | None = None,
+        auto_build: bool | None = None,
     ) -> None:
         super().__init__()
         self.vault_path = Path(vault)
@@ -118,6 +120,9 @@ class HqlApp(App[int]):
         self.readiness = ReadinessController(self)
         self.screens = ScreensController(self)
         self.related_ctl = RelatedController(self)
+        # Edits re-embedded in the background (None: `[semantics] auto_build` decides).
+        self.autobuild = AutoBuildController(self, self.vault_path, jobs, lambda: self.state,
+                                             lambda: self.keys, auto_build)
 
     # The state on screen, as tests and the benchmarks read it.
     @property
@@ -185,6 +190,7 @@ class HqlApp(App[int]):
         self.sessions.load("start", staged=True)
         if self.poll_interval:
             self.set_interval(self.poll_interval, self._poll)
+            self.autobuild.watch(self._notified)
 
     def _theme_changed(self, _theme: object) -> None:
         self.palette = Palette.from_variables(self.get_css_variables())
@@ -194,6 +200,7 @@ class HqlApp(App[int]):
     def on_unmount(self) -> None:
         self.engine.stop()
         self.jobs_ctl.stop()
+        self.autobuild.stop()
 
     # -------------------------------------------------------------- session
 
@@ -201,6 +208,7 @@ class HqlApp(App[int]):
     def on_session_loaded(self, message: messages.SessionLoaded) -> None:
         if self.is_running:  # else shutting down: the widgets are already being pruned
             self.readiness.loaded(message)
+            self.autobuild.loaded()
 
     def on_session_stage(self, message: messages.SessionStage) -> None:
         if self.is_running:
@@ -235,7 +243,13 @@ class HqlApp(App[int]):
             self.sessions.poll(self.state.index_file, self.poll_interval or 0.0)
 
     def on_vault_changed(self) -> None:
+        self.autobuild.changed()
         self._reload("changed")
+
+    def _notified(self) -> None:
+        """A file notification: look at the vault now, not at the next poll."""
+        if self.state.session is not None:
+            self.sessions.check(self.state.index_file)
 
     # ---------------------------------------------------------------- query
 
@@ -414,7 +428,12 @@ class HqlApp(App[int]):
         return allowed if allowed is not True else super().check_action(action, parameters)
 
     def action_build_index(self) -> None:
+        self.autobuild.resumed()
         self.jobs_ctl.build(self.state, self.palette, self.keys)
+
+    def action_toggle_auto_build(self) -> None:
+        self.autobuild.toggle()
+        self._paint_status()
 
     def action_verify_index(self) -> None:
         self.jobs_ctl.verify(self.state, self.keys)
@@ -465,7 +484,8 @@ class HqlApp(App[int]):
 
     def _paint_status(self) -> None:
         text = views.status_line(self.state, self.palette, self.keys, self.clock())
-        text = self.jobs_ctl.with_status(text, self.palette)  # running jobs, a failed one
+        text = self.jobs_ctl.with_status(text, self.palette,  # auto-build, running jobs
+                                         self.autobuild.status(self.palette))
         if self.engine.state.active:  # a second line: the engine's stale / missing counts
             from hqltui.ui import engine_views
 

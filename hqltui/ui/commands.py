@@ -57,10 +57,15 @@ class HqlCommands(Provider):
                  run(f"set_fusion('{method}')"))
             )
         snippets = getattr(getattr(app, "state", None), "snippets", True)
+        # How edits are noticed: OS file notifications, or the periodic scan alone.
+        watching = getattr(getattr(app, "autobuild", None), "watching", "scan")
         commands += [
             ("vault: reload", "read the vault and its index again", run("reload")),
             ("index: build", f"run hql-semantics build in the background ({h('jobs.build')})",
              run("build_index")),
+            ("index: auto-build on / off", "re-embed edited cards in the background, after "
+             f"the vault is quiet; edits noticed by {watching} ({h('jobs.auto-build')})",
+             run("toggle_auto_build")),
             ("index: verify", "check the index against the vault, list every problem "
              f"({h('jobs.verify')})", run("verify_index")),
             ("jobs: cancel", "stop the running jobs; the old index stays as it was "

@@ -55,6 +55,8 @@ APP_BINDINGS = [
 ]
 JOB_BINDINGS = [
     Binding("f7", "build_index", "build", tooltip="build index", id="jobs.build"),
+    Binding("shift+f7", "toggle_auto_build", "auto-build", show=False,
+            tooltip="auto-build on / off (this session)", id="jobs.auto-build"),
     Binding("f8", "verify_index", "verify", tooltip="verify index", id="jobs.verify"),
     Binding("f10", "toggle_jobs", "jobs", show=False, tooltip="jobs panel", id="jobs.panel"),
     Binding("ctrl+g", "cancel_jobs", "cancel", tooltip="cancel job", id="jobs.cancel"),

@@ -373,10 +373,12 @@ async def test_palette_and_help_list_every_job_action(make_app, mini: Path) -> N
         await settle(pilot)
         provider = HqlCommands(app.screen)
         titles = [title for title, _, _ in provider._commands()]
-        for title in ("index: build", "index: verify", "jobs: cancel", "view: jobs"):
+        for title in ("index: build", "index: verify", "jobs: cancel", "view: jobs",
+                      "index: auto-build on / off"):
             assert title in titles
         ids = {binding.id for binding in JOB_BINDINGS}
-        assert ids == {"jobs.build", "jobs.verify", "jobs.panel", "jobs.cancel"}
+        assert ids == {"jobs.build", "jobs.verify", "jobs.panel", "jobs.cancel",
+                       "jobs.auto-build"}
         await pilot.press("f1")
         await settle(pilot)
         shown = app.export_screenshot()  # the help screen as drawn

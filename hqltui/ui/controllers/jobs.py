@@ -190,15 +190,18 @@ class JobsController:
                 out.append(f"{event.title}: {event.state}", style=style)
         return out
 
-    def with_status(self, header: Text, palette: Palette) -> Text:
+    def with_status(self, header: Text, palette: Palette, first: Text | None = None) -> Text:
         """``header`` with ``status()`` after its second part (``vault · N cards``),
-        so it stays on screen when the line is too long for the terminal."""
+        so it stays on screen when the line is too long for the terminal; ``first``
+        (the auto-build's words) goes before it."""
         jobs = self.status(palette)
+        if first:
+            jobs = Text.assemble(" · ", first, jobs)
         if not jobs:
             return header
         plain = header.plain
-        first = plain.find(" · ")
-        cut = plain.find(" · ", first + 3) if first >= 0 else -1
+        lead = plain.find(" · ")
+        cut = plain.find(" · ", lead + 3) if lead >= 0 else -1
         if cut < 0:
             return Text.assemble(header, jobs)
         return Text.assemble(header[:cut], jobs, header[cut:])
