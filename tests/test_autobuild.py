@@ -14,7 +14,7 @@ from producer.build import BuildError, BuildOptions, build, resolve_spec
 from producer.cli import main as producer_main
 from producer.config import load_config
 from producer.embedders import identity
-from tests.test_build import Counting, make_vault, run
+from tests.helpers.builds import Counting, make_vault, run
 
 
 @dataclass

@@ -17,10 +17,11 @@ import pytest
 from hqltui.ui.app import HqlApp
 from hqltui.ui.commands import HqlCommands
 from hqltui.ui.widgets.panes import StatusLine
+from tests.helpers.vaults import copy_vault, edit_card
+from tests.helpers.waits import settle, type_query
 from tests.retrieval_helpers import locked
-from tests.ui.conftest import SIZE, copy_vault, settle, type_query
+from tests.ui.conftest import SIZE
 from tests.ui.jobs_helpers import fake_build, wait_for_event
-from tests.ui.test_jobs_snapshots import edit_card
 
 pytestmark = pytest.mark.anyio
 POLL = 0.05  # the watcher's scan interval in these tests (notifications run too)
