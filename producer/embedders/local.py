@@ -463,6 +463,12 @@ class LocalEmbedder:
         )
 
     @property
+    def runtime(self) -> str:
+        """What computes the numbers: part of a build checkpoint's key, since another
+        runtime's float32 vectors differ in the last bits."""
+        return "torch"
+
+    @property
     def loaded(self) -> bool:
         return self._model is not None
 
