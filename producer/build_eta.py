@@ -49,13 +49,3 @@ class Pace:
             "tokens_per_s": round(per_s, 1),
             "eta": round((self.before[-1] - self.before[done]) / per_s, 1),
         }
-
-
-def clock(seconds: float) -> str:
-    """``1h02m``, ``4m05s``, ``12s``: an ETA as a person reads it."""
-    s = max(0, round(seconds))
-    if s >= 3600:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    if s >= 60:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s}s"

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from producer.build_eta import clock
+from producer.build_words import pace_words, plan_line
 from producer.config import PRECISIONS
 from producer.terminal import shown, shown_lines
 from producer.wording import with_fix
@@ -133,26 +133,13 @@ class _Human:
         if kind == "warning":
             print(f"warning: {shown(event['message'])}", file=sys.stderr)
         elif kind == "start":
-            passages = (
-                f"; passages: {event['passages_to_embed']} to embed, "
-                f"{event['passages_reused']} reused{_shared(event['passages_shared'])}"
-                if "passages_to_embed" in event
-                else ""
-            )
-            print(
-                f"{event['cards']} cards: {event['to_embed']} to embed, {event['reused']} "
-                f"reused{_shared(event['cards_shared'])}{passages}; {event['queries']} queries"
-            )
+            print(f"{plan_line(event)}; queries {event['queries']}")
         elif kind == "resume":
             print(f"resumed: {event['vectors']} vectors from an interrupted build")
         elif kind == "progress" and self.tty:
             end = "\n" if event["done"] == event["total"] else ""
-            pace = (
-                f", {event['texts_per_s']:.1f} texts/s, {clock(float(event['eta']))} left"  # type: ignore[arg-type]
-                if "eta" in event
-                else ""
-            )
-            line = f"embedded {event['done']}/{event['total']}{pace}"
+            pace = pace_words(event)
+            line = f"embedded {event['done']}/{event['total']}" + (f", {pace}" if pace else "")
             print(f"\r{line}\x1b[K", end=end, file=sys.stderr)
         elif kind == "final":
             passages = f", {event['passages']} passages" if "passages" in event else ""
@@ -168,11 +155,6 @@ class _Human:
                     f"{event['queries']} queries, {event['dimensions']} dimensions, "
                     f"{event['model']} via {event['provider']}"
                 )
-
-
-def _shared(count: object) -> str:
-    """The texts the plan copies rather than embeds, when there are any."""
-    return f" ({count} identical to another text, embedded once)" if count else ""
 
 
 def _jsonl(event: dict[str, object]) -> None:

@@ -25,6 +25,8 @@ from producer.crash_points import BATCH_CARDS_ENV, CHECKPOINT_ENV, PAUSE_ENV
 from producer.index import read_index
 from tests.retrieval_helpers import write_vault
 
+pytestmark = pytest.mark.slow  # the packaged model, in child processes
+
 REPO = Path(__file__).resolve().parents[1]
 STAMP = "2026-01-01T00:00:00+00:00"
 WORDS = "The daemon rotates its log files and signals every child process it started."
