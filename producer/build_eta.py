@@ -21,10 +21,10 @@ class Pace:
         self.base = 0  # tokens accounted for when the clock started
         self.base_texts = 0
 
-    def skip(self, start: int, end: int) -> None:
-        """Texts ``start..end`` came from the work file."""
-        self.skipped += self.before[end] - self.before[start]
-        self.skipped_texts += end - start
+    def skip(self, texts: Sequence[int]) -> None:
+        """These texts (their numbers in the plan) came from the work file."""
+        self.skipped += sum(self.before[i + 1] - self.before[i] for i in texts)
+        self.skipped_texts += len(texts)
 
     def begin(self, done: int, now: float) -> None:
         """The first embedding call starts the clock (a model's loading is not pace)."""

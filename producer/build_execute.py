@@ -15,12 +15,12 @@ A text planned as a copy of an earlier identical text takes that text's vector.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
 
-from producer.build_checkpoint import WorkFile, batch_key, work_path_for
+from producer.build_checkpoint import WorkFile, work_path_for
 from producer.build_eta import Pace
 from producer.build_options import BuildError
 from producer.build_plan import (
@@ -124,30 +124,27 @@ class _Progress:
 
     def embed(self, texts: list[str], planned: list[PlannedText]) -> list[bytes]:
         offset = self.done
-        key = batch_key(texts)
-        stored = self.work.take(key, len(texts)) if self.work is not None else None
-        if stored is not None:
-            self.done += len(texts)
-            self.pace.skip(offset, self.done)
-            self._report(self.done)
-            return stored
+        reused: list[int] = []
+
+        def on_reused(rows: Sequence[int]) -> None:
+            reused.extend(rows)
+            self.pace.skip([offset + i for i in rows])
 
         def on_batch(done: int) -> None:
             self._report(offset + done)
             if self.embedded == 0:
                 pause_point("embedding")
 
+        parts = self.work.call(texts, on_reused) if self.work is not None else None
         self.pace.begin(offset, time.monotonic())
         labels = [t.label for t in planned]
-        vectors = embed_texts(self.embedder, texts, on_batch=on_batch, labels=labels)
+        vectors = embed_texts(self.embedder, texts, on_batch, labels, parts)
         self.done += len(texts)
-        self.embedded += len(texts)
-        blobs = [pack(v) for v in vectors]
-        if self.work is not None:
-            self.work.add(key, blobs)
-        self.batches += 1
-        pause_point(f"batch-{self.batches}")
-        return blobs
+        self.embedded += len(texts) - len(reused)
+        if len(reused) < len(texts):
+            self.batches += 1
+            pause_point(f"batch-{self.batches}")
+        return [pack(v) for v in vectors]
 
 
 def _weight(text: PlannedText) -> int:

@@ -13,8 +13,9 @@ from pathlib import Path
 # Environment hook used by the crash tests: ``<point>:<marker path>`` makes a
 # build write the marker file and sleep at that point, so a test can kill it
 # there, or let it go on by removing the marker. Points: ``embedding``, ``writing``,
-# ``rename``, ``batch-N`` (after the N-th batch this build embedded, and its
-# checkpoint if one was due).
+# ``rename``, ``batch-N`` (after the N-th batch this build embedded) and ``part-N``
+# (after the N-th part, an encoder run, this build made, and its checkpoint if one
+# was due).
 PAUSE_ENV = "HQL_SEMANTICS_TEST_PAUSE"
 
 
@@ -36,7 +37,7 @@ def pause_point(point: str) -> None:
 
 
 # Test seams for the resume tests, so a kill lands after some checkpoints within
-# seconds on a small vault: commit the work file every N planned batches (instead
+# seconds on a small vault: commit the work file every N parts made (instead
 # of every ``build_checkpoint.CHECKPOINT_SECONDS``), and plan N changed cards a
 # batch (instead of ``build.CHUNK``).
 CHECKPOINT_ENV = "HQL_SEMANTICS_TEST_CHECKPOINT_EVERY"
@@ -49,7 +50,7 @@ def _positive(name: str) -> int | None:
 
 
 def checkpoint_every() -> int | None:
-    """Batches between checkpoints when a test sets ``CHECKPOINT_ENV``; None: by time."""
+    """Parts made between checkpoints when a test sets ``CHECKPOINT_ENV``; None: by time."""
     return _positive(CHECKPOINT_ENV)
 
 

@@ -16,12 +16,22 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from producer.build_checkpoint import work_path_for
 from producer.crash_points import BATCH_CARDS_ENV, CHECKPOINT_ENV, PAUSE_ENV
+from producer.embedders import embed_texts
+from producer.embedders.local import (
+    DEFAULT_MODEL_ID,
+    LocalEmbedder,
+    default_model_dir,
+    local_revision,
+    model_dimensions,
+)
 from producer.index import read_index
 from tests.retrieval_helpers import write_vault
 
@@ -38,8 +48,10 @@ def long_text(i: int) -> str:
     return "\n\n".join(f"## Part {j}\n\n{WORDS} {SHELL} Item {i}.{j}." * 3 for j in range(4))
 
 
-# Thirteen cards: short ones, long ones cut into passages, and three that share their whole text.
+# Fourteen cards: short ones, long ones cut into passages, and three that share their whole text.
 CARDS = {f"c{i:02}": (long_text(i) if i % 3 == 0 else f"Card {i}: {WORDS}") for i in range(10)}
+# One card of many passages of many lengths: its batch is one call of several encoder runs.
+CARDS["big"] = "\n\n".join(f"## Step {j}\n\n" + " ".join([SHELL] * (1 + j % 9)) for j in range(40))
 SAME = "# gzip\n\nCompress or expand files; gunzip and zcat are the same page.\n"
 SEAMS = {BATCH_CARDS_ENV: "2", CHECKPOINT_ENV: "2"}
 ARGS = ("build", "--vault", "v", "--passages", "--built-at", STAMP, "--offline",
@@ -89,11 +101,11 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[tuple, dict]:
     return rows(parent / "v/.hql/index.sqlite"), events(result)
 
 
-def paused(parent: Path, point: str) -> subprocess.Popen[str]:
+def paused(parent: Path, point: str, **extra: str) -> subprocess.Popen[str]:
     marker = parent / "paused"
     proc = subprocess.Popen([sys.executable, "-m", "producer", *ARGS], cwd=parent, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=env(**{PAUSE_ENV: f"{point}:{marker}"}))
+                            env=env(**{PAUSE_ENV: f"{point}:{marker}", **extra}))
     deadline = time.monotonic() + 240
     while not marker.exists():
         assert proc.poll() is None, proc.communicate()[1]
@@ -139,6 +151,25 @@ def test_a_killed_build_resumes_and_writes_the_uninterrupted_index(
     assert not work_path_for(index).exists()  # a finished build removes its work file
     assert sorted(p.name for p in index.parent.iterdir()) == ["index.sqlite"]
     del saved_batches
+
+
+def test_a_build_killed_inside_a_call_resumes_it_run_by_run(
+    tmp_path: Path, reference: tuple[tuple, dict]
+) -> None:
+    """Killed after the second encoder run of the first call (``big``'s passages,
+    checkpointed run by run): the resumed call takes those two runs and computes the
+    rest with the whole call's thread layout, bit for bit."""
+    root = make_vault(tmp_path)
+    index = root / ".hql/index.sqlite"
+    proc = paused(tmp_path, "part-2", **{CHECKPOINT_ENV: "1"})
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    resumed = run(tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    final = events(resumed)["final"]
+    big = sum(1 for row in reference[0][3] if row[0] == "big")
+    assert 0 < final["resumed"] < big  # part of the first call, not all of it
+    assert rows(index) == reference[0]
 
 
 def test_full_ignores_the_work_file(tmp_path: Path, reference: tuple[tuple, dict]) -> None:
@@ -225,3 +256,42 @@ def test_a_disk_that_fills_mid_build_keeps_the_old_index_and_resumes(
     final = events(subprocess.CompletedProcess([], 0, seen["stdout"], ""))["final"]
     assert final["resumed"] > 0
     assert rows(tmp_path / "resumed.sqlite") == reference[0]
+
+
+class Recorded:
+    """``embedders.Parts`` in memory: what one call made, and what a replay may take."""
+
+    def __init__(self, stored: dict[int, tuple[list[int], np.ndarray]] | None = None) -> None:
+        self.stored = dict(stored or {})
+        self.made: dict[int, tuple[list[int], np.ndarray]] = {}
+        self.taken: list[int] = []
+
+    def get(self, part: int, rows: Sequence[int]) -> np.ndarray | None:
+        if part not in self.stored:
+            return None
+        assert self.stored[part][0] == list(rows)
+        self.taken.append(part)
+        return self.stored[part][1]
+
+    def put(self, part: int, rows: Sequence[int], raw: np.ndarray) -> None:
+        self.made[part] = (list(rows), raw.copy())
+
+
+def test_a_resumed_call_computes_its_remaining_runs_as_the_whole_call_does() -> None:
+    """The thread layout is the whole call's, not what remains: a lone remaining run of a
+    call of several stays on one thread, so its bits are the uninterrupted call's (on a
+    CPU whose kernels split products by thread count, AVX-512/AMX, they would differ)."""
+    model = default_model_dir()
+    embedder = LocalEmbedder(model, DEFAULT_MODEL_ID, local_revision(model),
+                             model_dimensions(model), threads=2)  # the seam: two threads
+    words = ["owl", "night", "wing", "quiet", "egg", "reed"]  # one token each
+    texts = [" ".join(words[(i * j) % 6] for j in range(300 + i)) for i in range(96)]
+    whole = Recorded()
+    expected = embed_texts(embedder, texts, parts=whole)
+    runs = sorted(whole.made)
+    assert len(runs) >= 3, "the call should hold several encoder runs"
+    for kept in (runs[:-1], runs[:1], runs[1:]):  # a lone run left, most left, the first left
+        replay = Recorded({p: whole.made[p] for p in kept})
+        got = embed_texts(embedder, texts, parts=replay)
+        assert replay.taken == kept and sorted(replay.made) == sorted(set(runs) - set(kept))
+        assert got.tobytes() == expected.tobytes()

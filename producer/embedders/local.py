@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from producer.config import DEFAULT_PRECISION, PRECISIONS
-from producer.embedders import EmbedderSpec, EmbedError, OnBatch
+from producer.embedders import EmbedderSpec, EmbedError, OnBatch, Parts
 
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 MAX_TOKENS = 256
@@ -408,6 +408,7 @@ def encoder_runs(
 
 class LocalEmbedder:
     provider = "local"
+    embeds_in_parts = True  # ``embed`` takes ``parts``: one encoder run each
 
     def __init__(
         self,
@@ -559,7 +560,9 @@ class LocalEmbedder:
         """Each prefix's model inputs (ids, attention mask, ...), truncated, not padded."""
         return self._tokenizer(list(prefixes), truncation=True, max_length=MAX_TOKENS)
 
-    def embed(self, texts: list[str], on_batch: OnBatch | None = None) -> np.ndarray:
+    def embed(
+        self, texts: list[str], on_batch: OnBatch | None = None, parts: Parts | None = None
+    ) -> np.ndarray:
         """Mean-pooled, L2-normalised float32 vectors, rows in the order of ``texts``.
 
         Each text is first cut to its token prefix, so a 50 MB card costs what
@@ -570,6 +573,12 @@ class LocalEmbedder:
         on ``encoder_workers`` threads; pooling stays per batch, on this thread.
         bfloat16 runs one batch a call, one at a time: its numbers depend on the
         batch's shape.
+
+        With ``parts`` (a build that may resume), each run is a part: a run already
+        made is taken from it, each new one given to it. The thread layout is decided
+        from every run of the call, made or not, so a resumed call computes each
+        remaining run exactly as the uninterrupted call does (a lone remaining run
+        of a call of several stays on one thread).
         """
         self.load()
         import torch
@@ -600,7 +609,20 @@ class LocalEmbedder:
         threads = self.threads or _cpu_count()
         workers = encoder_workers(len(runs), threads) if float32 else 1
         done = 0
-        for run, enc, hidden in _in_order(runs, padded, forward, workers, threads):
+        todo: list[tuple[int, list[Sequence[int]]]] = []
+        for number, run in enumerate(runs):
+            rows = [i for batch in run for i in batch]
+            stored = parts.get(number, rows) if parts is not None else None
+            if stored is None:
+                todo.append((number, run))
+                continue
+            out[rows] = stored
+            done += len(rows)
+            if on_batch is not None:
+                on_batch(done)
+        numbers = iter([number for number, _ in todo])
+        made = _in_order([run for _, run in todo], padded, forward, workers, threads)
+        for run, enc, hidden in made:
             with torch.inference_mode():
                 start = 0
                 for idx in run:
@@ -613,6 +635,10 @@ class LocalEmbedder:
                     done += len(idx)
                     if on_batch is not None:
                         on_batch(done)
+            number = next(numbers)
+            if parts is not None:
+                rows = [i for batch in run for i in batch]
+                parts.put(number, rows, out[rows])
             del enc, hidden, mask, pooled
             release_freed_memory()
         return out
