@@ -132,17 +132,14 @@ class WorkFile:
         except sqlite3.Error:
             row = None
         blob = bytes(row[0]) if row and isinstance(row[0], bytes) else b""
-        if len(blob) != count * self.dimensions * 4:
-            return self._damaged()
-        raw = np.frombuffer(blob, dtype="<f4").reshape(count, self.dimensions)
-        if not np.isfinite(raw).all():
-            return self._damaged()
+        raw = None
+        if len(blob) == count * self.dimensions * 4:
+            raw = np.frombuffer(blob, dtype="<f4").reshape(count, self.dimensions)
+        if raw is None or not np.isfinite(raw).all():
+            self.warn(f"{self.path.name}: a stored part is damaged; embedding it again")
+            return None
         self.reused += count
         return raw.astype(np.float32)
-
-    def _damaged(self) -> None:
-        self.warn(f"{self.path.name}: a stored part is damaged; embedding it again")
-        return None
 
     def add(self, call: str, part: int, raw: np.ndarray) -> None:
         """A part embedded; committed when the interval has passed."""

@@ -387,7 +387,8 @@ def _batches(
         changed += card.name not in kept or card.name in cuts
         if changed == batch_cards or i == len(cards) - 1:
             number = len(batches)
-            texts, copies = [], []
+            texts: list[PlannedText] = []
+            copies: list[PlannedText] = []
             for t in (t for c in members for t in _card_texts(c, number, kept, cuts)):
                 (copies if t.key in seen else texts).append(t)
                 seen.add(t.key)
