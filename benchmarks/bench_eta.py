@@ -28,8 +28,18 @@ def main() -> None:
     target = args.scratch / args.vault.name
     shutil.rmtree(target, ignore_errors=True)
     shutil.copytree(args.vault, target, symlinks=True)
-    argv = [sys.executable, "-m", "producer", "build", "--vault", target.name, "--offline",
-            "--progress", "jsonl", *(["--passages"] if args.passages else [])]
+    argv = [
+        sys.executable,
+        "-m",
+        "producer",
+        "build",
+        "--vault",
+        target.name,
+        "--offline",
+        "--progress",
+        "jsonl",
+        *(["--passages"] if args.passages else []),
+    ]
     started = time.monotonic()
     proc = subprocess.Popen(argv, cwd=target.parent, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
@@ -44,11 +54,19 @@ def main() -> None:
     proc.wait()
     ended = time.monotonic()
     actual = ended - seen["t"]
-    print(json.dumps({
-        "texts": total, "at_done": seen["at_done"], "eta_printed": seen["eta"],
-        "actual_remaining": round(actual, 1), "ratio": round(seen["eta"] / actual, 3),
-        "wall": round(ended - started, 1), "load": os.getloadavg(),
-    }))
+    print(
+        json.dumps(
+            {
+                "texts": total,
+                "at_done": seen["at_done"],
+                "eta_printed": seen["eta"],
+                "actual_remaining": round(actual, 1),
+                "ratio": round(seen["eta"] / actual, 3),
+                "wall": round(ended - started, 1),
+                "load": os.getloadavg(),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

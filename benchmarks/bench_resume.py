@@ -24,8 +24,19 @@ from producer.index import read_index
 
 
 def run(vault: Path, passages: bool, kill_at: float | None = None) -> dict[str, object]:
-    argv = [sys.executable, "-m", "producer", "build", "--vault", vault.name, "--offline",
-            "--built-at", "2026-01-01T00:00:00+00:00", "--progress", "jsonl"]
+    argv = [
+        sys.executable,
+        "-m",
+        "producer",
+        "build",
+        "--vault",
+        vault.name,
+        "--offline",
+        "--built-at",
+        "2026-01-01T00:00:00+00:00",
+        "--progress",
+        "jsonl",
+    ]
     if passages:
         argv.append("--passages")
     started = time.monotonic()
@@ -36,8 +47,11 @@ def run(vault: Path, passages: bool, kill_at: float | None = None) -> dict[str, 
         event = json.loads(line)
         if event["event"] == "final":
             final = event
-        if (kill_at is not None and event["event"] == "progress"
-                and event["done"] >= kill_at * event["total"]):
+        if (
+            kill_at is not None
+            and event["event"] == "progress"
+            and event["done"] >= kill_at * event["total"]
+        ):
             proc.send_signal(signal.SIGKILL)
             break
     _, status, usage = os.wait4(proc.pid, 0)
@@ -76,12 +90,18 @@ def main() -> None:
     index = Path(".hql/index.sqlite")
     same = rows(copies[0] / index) == rows(copies[1] / index)
     cpu = lambda r: r["user"] + r["sys"]  # noqa: E731
-    print(json.dumps({
-        "uninterrupted": whole, "killed": killed, "resumed": resumed,
-        "reembedded_share": round(resumed["texts_embedded"] / whole["texts_embedded"], 3),
-        "cpu_ratio": round((cpu(killed) + cpu(resumed)) / cpu(whole), 3),
-        "same_bits": same,
-    }))
+    print(
+        json.dumps(
+            {
+                "uninterrupted": whole,
+                "killed": killed,
+                "resumed": resumed,
+                "reembedded_share": round(resumed["texts_embedded"] / whole["texts_embedded"], 3),
+                "cpu_ratio": round((cpu(killed) + cpu(resumed)) / cpu(whole), 3),
+                "same_bits": same,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":
