@@ -4,12 +4,18 @@ The pipeline emits events (plain dicts) through a callback; the CLI prints
 them as JSON lines (``--progress jsonl``) or as human lines. Events:
 
 * ``{"event": "warning", "message"}`` — a vault or reuse warning
-* ``{"event": "start", "cards", "total", "to_embed", "reused", "queries"}``
-* ``{"event": "progress", "done", "total", "elapsed"}`` — after each batch
+* ``{"event": "start", "cards", "total", "to_embed", "reused", "cards_shared",
+  "queries"}`` (+ ``passages_to_embed``, ``passages_reused``, ``passages_shared``)
+  — the plan, before anything is embedded; ``*_shared``: texts identical to
+  another planned text, whose vector is copied instead of embedded
+* ``{"event": "resume", "vectors"}`` — an interrupted build's work file holds
+  this many vectors of this build's plan
+* ``{"event": "progress", "done", "total", "elapsed"}`` — after each batch, with
+  ``texts_per_s``, ``tokens_per_s`` and ``eta`` (seconds) once a pace is measured
 * ``{"event": "final", "embedded", "reused", "removed", "queries",
   "queries_embedded", "cards", "out", "up_to_date", "model", "revision",
-  "dimensions", "provider"}``, plus ``runtime`` (and ``runtime_note``) when a
-  local model embedded
+  "dimensions", "provider", "resumed", "texts_embedded"}``, plus ``runtime`` (and
+  ``runtime_note``) when a local model embedded
 * ``{"event": "error", "message"}`` — emitted by the CLI on failure
 
 Order of work, and why:
@@ -34,11 +40,13 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
+from producer.build_checkpoint import remove_work_file, work_path_for
 from producer.build_execute import Executed, LazyEmbedder, execute
 from producer.build_options import BuildError, BuildOptions
 from producer.build_plan import BuildPlan, Identity, Previous, plan_build, quoted
 from producer.card_digests import DigestCache, VaultDigest, digest_vault
 from producer.config import ConfigError, load_producer_config
+from producer.crash_points import batch_cards
 from producer.embedders import (
     Embedder,
     EmbedderSpec,
@@ -86,6 +94,8 @@ class BuildResult:
     passages: int | None = None  # passages stored (None: built without passages)
     passages_embedded: int = 0
     passages_reused: int = 0  # passages kept byte for byte from the previous index
+    resumed: int = 0  # vectors taken from an interrupted build's work file
+    texts_embedded: int = 0  # texts this build embedded itself (cards, passages, queries)
 
 
 def vault_identity(argument: str) -> str:
@@ -262,7 +272,7 @@ def _build_locked(
         options,
         Identity(model_id, revision, dims),
         vault_name=vault_name,
-        batch_cards=CHUNK,
+        batch_cards=batch_cards(CHUNK),
         offsets=embedder.offsets,
         warn=lambda message: emit({"event": "warning", "message": message}),
     )
@@ -270,11 +280,12 @@ def _build_locked(
     if plan.up_to_date:
         assert plan.previous is not None
         done = Executed(plan.previous.model.dimensions, len(plan.previous.chunks), 0)
+        remove_work_file(work_path_for(out))  # the index is this build's result already
         return _result(plan, done, out, spec.provider, emit, {})
     # Only metadata, paths or the query set changed when nothing is to embed: the
     # file is rewritten without loading a model.
     meta = MetaRow(vault=vault_name, built_at=options.built_at or utc_now())
-    done = execute(plan, embedder, out, meta, emit)
+    done = execute(plan, embedder, out, meta, emit, resume=not options.full)
     return _result(plan, done, out, spec.provider, emit, runtime_of(embedder.opened))
 
 
@@ -309,6 +320,8 @@ def _result(
         revision=plan.identity.revision,
         dimensions=done.dimensions,
         provider=provider,
+        resumed=done.resumed,
+        texts_embedded=done.embedded_now,
         **passages,  # type: ignore[arg-type]
     )
     shown = {k: v for k, v in vars(result).items() if k != "out"}

@@ -5,16 +5,23 @@ kept ones included) go to the writer before the next batch is read, so the
 texts in flight and the vectors not yet written stay bounded. The queries'
 batch comes last. The file is written beside the index and renamed over it
 only when every batch is in (``IndexWriter``).
+
+With a work file (``build_checkpoint``), a batch embedded by an interrupted
+build of the same plan is taken from it instead of being embedded; each batch
+this build embeds is checkpointed there, and the file goes when the index is in.
+A text planned as a copy of an earlier identical text takes that text's vector.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
 
+from producer.build_checkpoint import WorkFile, work_path_for
+from producer.build_eta import Pace
 from producer.build_options import BuildError
 from producer.build_plan import (
     Batch,
@@ -29,6 +36,10 @@ from producer.embedders import Embedder, EmbedderSpec, embed_texts, open_embedde
 from producer.index_format import METRIC, CardRow, ChunkRow, MetaRow, ModelRow, QueryRow, pack
 from producer.index_writer import IndexWriter
 from producer.passages import DEFAULT_RECIPE, passage_text
+
+# Tokens a card or query counts for in the ETA (the plan counts a passage's own):
+# the local model's window, which a man page's card text fills.
+MAX_TOKENS = 256
 
 Event = dict[str, object]
 Emit = Callable[[Event], None]
@@ -83,47 +94,134 @@ class Executed:
     dimensions: int
     passages: int  # passage rows written
     queries_embedded: int
+    resumed: int = 0  # vectors taken from an interrupted build's work file
+    embedded_now: int = 0  # texts this build embedded itself
 
 
 class _Progress:
-    """Embeds a batch's texts, reporting ``progress`` events over the whole plan."""
+    """Embeds a batch's texts (or takes them from the work file), reporting ``progress``
+    events over the whole plan with a rate and an ETA (``build_eta.Pace``)."""
 
-    def __init__(self, embedder: Embedder, total: int, emit: Emit) -> None:
+    def __init__(
+        self, embedder: Embedder, plan: BuildPlan, emit: Emit, work: WorkFile | None
+    ) -> None:
         self.embedder = embedder
-        self.total = total
+        self.total = plan.total
+        self.pace = Pace([_weight(t) for t in plan.texts])
         self.emit = emit
+        self.work = work
         self.done = 0
+        self.embedded = 0  # texts this process embedded (not taken from the work file)
+        self.batches = 0  # batches this process embedded
         self.started = time.monotonic()
+
+    def _report(self, done: int) -> None:
+        now = time.monotonic()
+        self.emit(
+            {
+                "event": "progress",
+                "done": done,
+                "total": self.total,
+                "elapsed": round(now - self.started, 3),
+                **self.pace.at(done, now),
+            }
+        )
 
     def embed(self, texts: list[str], planned: list[PlannedText]) -> list[bytes]:
         offset = self.done
+        reused: list[int] = []
+
+        def on_reused(rows: Sequence[int]) -> None:
+            reused.extend(rows)
+            self.pace.skip([offset + i for i in rows])
 
         def on_batch(done: int) -> None:
-            elapsed = round(time.monotonic() - self.started, 3)
-            self.emit(
-                {
-                    "event": "progress",
-                    "done": offset + done,
-                    "total": self.total,
-                    "elapsed": elapsed,
-                }
-            )
-            if offset == 0:
+            self._report(offset + done)
+            if self.embedded == 0:
                 pause_point("embedding")
 
+        parts = self.work.call(texts, on_reused) if self.work is not None else None
+        self.pace.begin(offset, time.monotonic())
         labels = [t.label for t in planned]
-        vectors = embed_texts(self.embedder, texts, on_batch=on_batch, labels=labels)
+        vectors = embed_texts(self.embedder, texts, on_batch, labels, parts)
         self.done += len(texts)
+        self.embedded += len(texts) - len(reused)
+        if len(reused) < len(texts):
+            self.batches += 1
+            pause_point(f"batch-{self.batches}")
         return [pack(v) for v in vectors]
 
 
+def _weight(text: PlannedText) -> int:
+    """A text's share of the work for the ETA: its tokens (a passage's window; a card or
+    query, whose tokens the plan does not count, as a full window)."""
+    return text.tokens if text.tokens else MAX_TOKENS
+
+
 def execute(
-    plan: BuildPlan, embedder: LazyEmbedder, out: Path, meta: MetaRow, emit: Emit
+    plan: BuildPlan,
+    embedder: LazyEmbedder,
+    out: Path,
+    meta: MetaRow,
+    emit: Emit,
+    *,
+    resume: bool = True,
 ) -> Executed:
-    """Embed the plan's batches in order and write the index; returns what was written."""
-    progress = _Progress(embedder.get(), plan.total, emit) if plan.total else None
+    """Embed the plan's batches in order and write the index; returns what was written.
+    ``resume``: take batches from an interrupted build's work file (not with ``--full``)."""
+    work = _work_file(plan, embedder, out, meta, emit, resume) if plan.total else None
+    try:
+        done = _execute(plan, embedder, out, emit, work, meta)
+    except BaseException:
+        if work is not None:  # a clean stop: keep what was made
+            work.save()
+            work.close()
+        raise
+    if work is not None:
+        work.finish()
+    return done
+
+
+def _work_file(
+    plan: BuildPlan, embedder: LazyEmbedder, out: Path, meta: MetaRow, emit: Emit, resume: bool
+) -> WorkFile:
+    """The work file keyed by all the numbers depend on; says what it resumes."""
+    opened = embedder.get()
+    load = getattr(opened, "load", None)
+    if load is not None:  # the local model's runtime is known once it is loaded
+        load()
+    key = {
+        "model": plan.identity.model_id,
+        "revision": plan.identity.revision,
+        "dimensions": plan.identity.dimensions or opened.dimensions or 0,
+        "chunk_recipe": plan.recipe.digest if plan.recipe is not None else None,
+        "runtime": getattr(opened, "runtime_used", None) or opened.provider,
+        "vault": meta.vault,
+    }
+    work = WorkFile(
+        work_path_for(out),
+        key,
+        lambda message: emit({"event": "warning", "message": message}),
+        resume=resume,
+    )
+    if work.available:
+        emit({"event": "resume", "vectors": work.available})
+    return work
+
+
+def _execute(
+    plan: BuildPlan,
+    embedder: LazyEmbedder,
+    out: Path,
+    emit: Emit,
+    work: WorkFile | None,
+    meta: MetaRow,
+) -> Executed:
+    progress = _Progress(embedder.get(), plan, emit, work) if plan.total else None
     card_batches = [b for b in plan.batches if b.cards]
-    rows = (_card_batch(plan, b, progress) for b in card_batches)
+    shared: dict[str, bytes] = {}  # vectors of texts that later texts copy
+    copied = {t.key for b in plan.batches for t in b.copies}
+    rows = (_card_batch(plan, b, progress, shared, copied) for b in card_batches)
     # The first batch is made before the file opens: when neither the embedder nor a
     # reusable index declared the width, its vectors do (nothing reusable means every
     # card was embedded, and a vault has at least one).
@@ -141,7 +239,13 @@ def execute(
         queries = _query_vectors(plan, progress)
         writer.add_queries(QueryRow(t, queries[t]) for t in plan.queries)
         writer.commit()
-    return Executed(dims, written, len(plan.queries_to_embed))
+    return Executed(
+        dims,
+        written,
+        len(plan.queries_to_embed),
+        work.reused if work is not None else 0,
+        progress.embedded if progress is not None else 0,
+    )
 
 
 def _query_vectors(plan: BuildPlan, progress: _Progress | None) -> dict[str, bytes]:
@@ -157,7 +261,11 @@ def _query_vectors(plan: BuildPlan, progress: _Progress | None) -> dict[str, byt
 
 
 def _card_batch(
-    plan: BuildPlan, batch: Batch, progress: _Progress | None
+    plan: BuildPlan,
+    batch: Batch,
+    progress: _Progress | None,
+    shared: dict[str, bytes],
+    copied: set[str],
 ) -> tuple[list[CardRow], list[ChunkRow]]:
     """One batch's card rows and passage rows, in name order."""
     texts, hashes = _read_batch(plan, batch)
@@ -166,9 +274,17 @@ def _card_batch(
         assert progress is not None
         blobs = progress.embed(texts, list(batch.texts))
     del texts
-    fresh: dict[Key, bytes] = {
-        (t.name, t.ordinal): blob for t, blob in zip(batch.texts, blobs, strict=True)
-    }
+    fresh: dict[Key, bytes] = {}
+    for t, blob in zip(batch.texts, blobs, strict=True):
+        fresh[(t.name, t.ordinal)] = blob
+        if t.key in copied:
+            shared[t.key] = blob
+    for t in batch.copies:
+        if t.kind == "card" and hashes[t.name] != t.key:
+            raise BuildError(
+                f"{plan.vault.by_name[t.name].path}: changed while building; build again"
+            )
+        fresh[(t.name, t.ordinal)] = shared[t.key]
     cards = [
         CardRow(c.name, c.path, hashes[c.name], fresh[(c.name, -1)])
         if (c.name, -1) in fresh

@@ -13,6 +13,11 @@ A batch is what the executor embeds in one call and writes as one run of
 rows: up to ``batch_cards`` changed cards (their card texts and passages), in
 name order, with the unchanged cards between them; the queries come last, as
 one batch of their own.
+
+One embedding per distinct text: a card text or passage whose exact embedded
+string (its SHA-256) was planned already is not embedded again but copies the
+vector of its first occurrence (``Batch.copies``). Deciding it here makes an
+interrupted and an uninterrupted build dedupe, and so batch, alike.
 """
 
 from __future__ import annotations
@@ -27,7 +32,16 @@ from producer.build_options import BuildError, BuildOptions
 from producer.card_digests import CardDigest, VaultDigest, card_parts
 from producer.index_checks import is_unit, offsets_problem, ordinal_problem
 from producer.index_format import METRIC, SCHEMA_VERSION, TOOL_VERSION, ChunkRow, IndexContents
-from producer.passages import DEFAULT_RECIPE, Recipe, Span, cut_windows, tokens_needed, whole
+from producer.passages import (
+    DEFAULT_RECIPE,
+    Recipe,
+    Span,
+    cut_windows,
+    passage_text,
+    tokens_needed,
+    whole,
+)
+from producer.vault import content_hash
 from producer.yamlcore import HeaderError
 
 Warn = Callable[[str], None]
@@ -44,6 +58,7 @@ class PlannedText:
     ordinal: int  # the passage's number; -1 for a card or a query
     batch: int
     tokens: int | None  # a passage's tokens (its span, title not counted); None: not counted
+    key: str = ""  # SHA-256 of the embedded string ("" for a query: queries are not shared)
 
     @property
     def label(self) -> str:
@@ -60,6 +75,7 @@ class Batch:
     number: int
     cards: tuple[CardDigest, ...]  # the cards whose rows it writes (kept ones too); none: queries
     texts: tuple[PlannedText, ...]  # in the order they are embedded
+    copies: tuple[PlannedText, ...] = ()  # texts planned earlier: their vector is copied
 
 
 @dataclass(frozen=True)
@@ -70,6 +86,7 @@ class Cut:
     tokens: list[int]  # how many of the text's tokens each span holds
     text_hash: str
     whole: bool  # one passage, the whole text: stored with the card's own vector
+    keys: list[str] = field(default_factory=list)  # SHA-256 of each passage's embedded string
 
 
 @dataclass
@@ -128,6 +145,15 @@ class BuildPlan:
     def queries_to_embed(self) -> list[str]:
         return [q for q in self.queries if q not in self.kept_queries]
 
+    def copies(self, kind: str) -> int:
+        """Texts of ``kind`` that copy the vector of an identical text (not embedded)."""
+        return sum(1 for b in self.batches for t in b.copies if t.kind == kind)
+
+    @property
+    def tokens(self) -> list[int]:
+        """Each planned text's weight for the ETA: its tokens when counted."""
+        return [t.tokens or 0 for t in self.texts]
+
     def start_event(self) -> dict[str, object]:
         event: dict[str, object] = {
             "event": "start",
@@ -135,12 +161,14 @@ class BuildPlan:
             "total": self.total,
             "to_embed": self.cards_to_embed,
             "reused": len(self.kept_cards),
+            "cards_shared": self.copies("card"),
             "queries": len(self.queries),
         }
         if self.recipe is not None:
             event |= {
                 "passages_to_embed": self.passages_to_embed,
                 "passages_reused": self.passages_kept,
+                "passages_shared": self.copies("passage"),
             }
         return event
 
@@ -333,10 +361,13 @@ def _cut(
     needed = tokens_needed(recipe)
     cuts: dict[str, Cut] = {}
     for card in cards:
-        text, text_hash, _ = read_card_text(vault, card)
+        text, text_hash, title = read_card_text(vault, card)
         tokens = tokens_of(text, needed)
         spans = cut_windows(text, tokens, recipe)
-        cuts[card.name] = Cut(spans, _span_tokens(spans, tokens), text_hash, whole(text, spans))
+        keys = [content_hash(passage_text(text, title, s, recipe)) for s in spans]
+        cuts[card.name] = Cut(
+            spans, _span_tokens(spans, tokens), text_hash, whole(text, spans), keys
+        )
         del text
     return cuts
 
@@ -357,24 +388,33 @@ def _batches(
     batches: list[Batch] = []
     members: list[CardDigest] = []
     changed = 0
+    seen: set[str] = set()
     for i, card in enumerate(cards):
         members.append(card)
         changed += card.name not in kept or card.name in cuts
         if changed == batch_cards or i == len(cards) - 1:
             number = len(batches)
-            texts = [t for c in members for t in _card_texts(c.name, number, kept, cuts)]
-            batches.append(Batch(number, tuple(members), tuple(texts)))
+            texts: list[PlannedText] = []
+            copies: list[PlannedText] = []
+            for t in (t for c in members for t in _card_texts(c, number, kept, cuts)):
+                (copies if t.key in seen else texts).append(t)
+                seen.add(t.key)
+            batches.append(Batch(number, tuple(members), tuple(texts), tuple(copies)))
             members, changed = [], 0
     return batches
 
 
 def _card_texts(
-    name: str, batch: int, kept: dict[str, bytes], cuts: dict[str, Cut]
+    card: CardDigest, batch: int, kept: dict[str, bytes], cuts: dict[str, Cut]
 ) -> list[PlannedText]:
-    texts = [] if name in kept else [PlannedText("card", name, -1, batch, None)]
+    name = card.name
+    texts = [] if name in kept else [PlannedText("card", name, -1, batch, None, card.content_hash)]
     cut = cuts.get(name)
     if cut is not None and not cut.whole:
-        texts += [PlannedText("passage", name, o, batch, n) for o, n in enumerate(cut.tokens)]
+        texts += [
+            PlannedText("passage", name, o, batch, n, k)
+            for o, (n, k) in enumerate(zip(cut.tokens, cut.keys, strict=True))
+        ]
     return texts
 
 

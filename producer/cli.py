@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from producer.build_words import pace_words, plan_line
 from producer.config import PRECISIONS, RUNTIMES
 from producer.terminal import shown, shown_lines
 from producer.wording import with_fix
@@ -87,8 +88,12 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="keep only the queries named by --query this time",
     )
-    b.add_argument("--built-at", metavar="STAMP", type=_iso_stamp,
-                   help="pin the build stamp (ISO-8601, e.g. 2026-01-01T00:00:00+00:00)")
+    b.add_argument(
+        "--built-at",
+        metavar="STAMP",
+        type=_iso_stamp,
+        help="pin the build stamp (ISO-8601, e.g. 2026-01-01T00:00:00+00:00)",
+    )
     b.add_argument("--full", action="store_true", help="re-embed everything")
     b.add_argument(
         "--passages",
@@ -151,19 +156,14 @@ class _Human:
         if kind == "warning":
             print(f"warning: {shown(event['message'])}", file=sys.stderr)
         elif kind == "start":
-            passages = (
-                f"; passages: {event['passages_to_embed']} to embed, "
-                f"{event['passages_reused']} reused"
-                if "passages_to_embed" in event
-                else ""
-            )
-            print(
-                f"{event['cards']} cards: {event['to_embed']} to embed, {event['reused']} "
-                f"reused{passages}; {event['queries']} queries"
-            )
+            print(f"{plan_line(event)}; queries {event['queries']}")
+        elif kind == "resume":
+            print(f"resumed: {event['vectors']} vectors from an interrupted build")
         elif kind == "progress" and self.tty:
             end = "\n" if event["done"] == event["total"] else ""
-            print(f"\rembedded {event['done']}/{event['total']}", end=end, file=sys.stderr)
+            pace = pace_words(event)
+            line = f"embedded {event['done']}/{event['total']}" + (f", {pace}" if pace else "")
+            print(f"\r{line}\x1b[K", end=end, file=sys.stderr)
         elif kind == "final":
             passages = f", {event['passages']} passages" if "passages" in event else ""
             if event["up_to_date"]:
@@ -288,6 +288,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # started from a background job inherits SIGINT *ignored*; take it back, or a
     # cancel would only end at the SIGKILL that follows.
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    # SIGTERM (a shutdown, a service manager) stops a build as cleanly as SIGINT: the
+    # vectors made so far are checkpointed for the next build.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     p = parser()
     args = p.parse_args(argv)
     from producer.build import BuildError
@@ -324,7 +327,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         if jsonl:
             _jsonl({"event": "error", "message": "interrupted"})
-        print(f"{PROG}: interrupted; the previous index is untouched", file=sys.stderr)
+        print(
+            f"{PROG}: interrupted; the previous index is untouched, and the next build "
+            "resumes from the vectors made so far",
+            file=sys.stderr,
+        )
         return 130
     except Exception as exc:  # noqa: BLE001 - the last guard: no traceback reaches a user
         message = f"failed: {type(exc).__name__}: {exc}"

@@ -12,7 +12,7 @@ import pytest
 from hqltui.core.autobuild import CARD_LIMIT, SETTLE, decide
 from producer.build import BuildError, BuildOptions, build, resolve_spec
 from producer.cli import main as producer_main
-from producer.config import load_config
+from producer.config import load_producer_config
 from producer.embedders import identity
 from tests.helpers.builds import Counting, make_vault, run
 
@@ -148,7 +148,7 @@ def test_the_bound_refuses_a_new_passage_recipe(tmp_path):
     model's identity by a counting stand-in, and the bound refuses before any model opens."""
     vault = make_vault(tmp_path / "v")
     out = tmp_path / "i.sqlite"
-    spec = resolve_spec(BuildOptions(vault=str(vault)), load_config(vault))
+    spec = resolve_spec(BuildOptions(vault=str(vault)), load_producer_config(vault))
     model_id, revision, dims = identity(spec)
     stand_in = Counting(model_id, revision, dims or 384)
     build(BuildOptions(vault=str(vault), out=str(out)), [].append,
@@ -197,7 +197,7 @@ def test_the_cli_flag_refuses_in_one_line(tmp_path, capsys):
 
 def config_of(tmp_path: Path, text: str):
     (tmp_path / "hql.toml").write_text(text, encoding="utf-8")
-    return load_config(tmp_path)
+    return load_producer_config(tmp_path)
 
 
 def test_auto_build_defaults_to_on_for_local_and_off_for_http(tmp_path):

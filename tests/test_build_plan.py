@@ -86,8 +86,24 @@ def test_a_first_build_embeds_every_card_in_batches_of_changed_cards(tmp_path):
     assert [t.label for t in p.texts[-2:]] == ["query 'heron'", "query 'owl'"]
     assert (p.total, p.cards_to_embed, p.removed, p.up_to_date) == (7, 5, 0, False)
     assert p.start_event() == {
-        "event": "start", "cards": 5, "total": 7, "to_embed": 5, "reused": 0, "queries": 2
+        "event": "start", "cards": 5, "total": 7, "to_embed": 5, "reused": 0,
+        "cards_shared": 0, "queries": 2,
     }  # fmt: skip
+
+
+def test_a_text_shared_by_several_cards_is_planned_once_and_copied(tmp_path):
+    """gzip, gunzip and zcat installed as one page: one embedding, two copies, wherever
+    their batches fall."""
+    root = tmp_path / "v"
+    make_vault(root, {"c0": "body 0"})
+    for name in ("gunzip", "gzip", "zcat"):
+        (root / f"{name}.md").write_text("# gzip\n\nCompress or expand files.\n")
+    p = plan(root)
+    embedded = [(t.kind, t.name) for t in p.texts]
+    copies = [(t.kind, t.batch) for b in p.batches for t in b.copies]
+    assert len(embedded) == 2 and len(copies) == 2 and p.copies("card") == 2
+    assert [b for _, b in copies] == [1, 1] and p.batches[0].copies == ()
+    assert p.start_event()["cards_shared"] == 2 and p.cards_to_embed == 4
 
 
 def test_unchanged_cards_are_kept_and_do_not_count_towards_a_batch(tmp_path):

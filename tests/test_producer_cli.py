@@ -140,11 +140,13 @@ def test_jsonl_progress_is_only_json_lines(endpoint, vault):
         "total": 41,
         "to_embed": 40,
         "reused": 0,
+        "cards_shared": 0,
         "queries": 1,
     }
     progress = [e for e in events if e["event"] == "progress"]
     assert [p["done"] for p in progress] == [16, 32, 40, 41]
     assert all(p["total"] == 41 and p["elapsed"] >= 0 for p in progress)
+    assert progress[-1]["eta"] == 0 and progress[-1]["texts_per_s"] > 0
     final = events[-1]
     assert final["event"] == "final"
     assert {
@@ -157,6 +159,7 @@ def test_jsonl_progress_is_only_json_lines(endpoint, vault):
         "up_to_date": False,
         "out": "v/.hql/index.sqlite",
     }
+    assert (final["resumed"], final["texts_embedded"]) == (0, 41)
     again = cli(*http_build(endpoint, "--progress", "jsonl"), cwd=vault.parent)
     assert json.loads(again.stdout.splitlines()[-1])["up_to_date"] is True
 

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from producer.build_words import pace_words, plan_line
+
 JobState = Literal["pending", "running", "succeeded", "failed", "cancelled"]
 FINISHED: tuple[JobState, ...] = ("succeeded", "failed", "cancelled")
 LOG_LINES = 200
@@ -43,6 +45,8 @@ class JobEvent:
     reused: int | None = None
     attempts: int | None = None
     elapsed: float = 0.0
+    rate: float | None = None  # texts per second, once measured
+    eta: float | None = None  # seconds left, once a rate is measured
     log: tuple[str, ...] = ()
     result: dict[str, Any] | None = None
 
@@ -79,6 +83,8 @@ class Job:
     total: int | None = None
     reused: int | None = None
     attempts: int | None = None
+    rate: float | None = None
+    eta: float | None = None
     result: dict[str, Any] | None = None
     log: deque[str] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
     cancel_requested: threading.Event = field(default_factory=threading.Event)
@@ -104,6 +110,8 @@ class Job:
             reused=self.reused,
             attempts=self.attempts,
             elapsed=self.elapsed,
+            rate=self.rate,
+            eta=self.eta,
             log=tuple(self.log),
             result=self.result,
         )
@@ -167,7 +175,7 @@ class SubprocessJob(Job):
         code = process.wait()
         reader.join(timeout=5)
         if self.cancel_requested.is_set() and code != 0:
-            self.state, self.message = "cancelled", "cancelled; the previous index is untouched"
+            self.state, self.message = "cancelled", self.cancelled_message
             return
         # A cancel that arrives after the child finished its work does not undo it:
         # report what the child did.
@@ -197,6 +205,8 @@ class SubprocessJob(Job):
         except ProcessLookupError:
             pass
 
+    cancelled_message = "cancelled; the previous index is untouched"
+
     def handle_line(self, line: str) -> None:
         self.log.append(line)
 
@@ -213,7 +223,14 @@ def producer_command(*args: str) -> list[str]:
 
 @dataclass
 class IndexBuildJob(SubprocessJob):
-    """``hql-semantics build --progress jsonl``: cards embedded of total, reused, result."""
+    """``hql-semantics build --progress jsonl``: the plan, texts embedded of total with a
+    rate and an ETA, the result. A cancelled build keeps its checkpoint (the producer
+    saves it on SIGINT), and the next build resumes from it."""
+
+    cancelled_message = (
+        "cancelled; the previous index is untouched, and the next build resumes "
+        "from the vectors made so far"
+    )
 
     def handle_line(self, line: str) -> None:
         try:
@@ -228,12 +245,18 @@ class IndexBuildJob(SubprocessJob):
         if kind == "start":
             self.total, self.done = int(event.get("to_embed", 0)), 0
             self.reused = int(event.get("reused", 0))
-            self.message = (
-                f"{event.get('cards', '?')} cards: {self.total} to embed, {self.reused} reused"
-            )
+            try:
+                self.message = plan_line(event)
+            except (KeyError, TypeError, ValueError):  # an older producer's event
+                self.message = f"{event.get('cards', '?')} cards: {self.total} to embed"
+        elif kind == "resume":
+            self.log.append(f"resumed: {event.get('vectors', 0)} vectors from an interrupted build")
         elif kind == "progress":
             self.done, self.total = int(event.get("done", 0)), int(event.get("total", 0))
-            self.message = f"embedded {self.done} of {self.total}"
+            pace = pace_words(event)
+            if pace:
+                self.rate, self.eta = float(event["texts_per_s"]), float(event["eta"])
+            self.message = f"embedded {self.done} of {self.total}" + (f", {pace}" if pace else "")
         elif kind == "warning":
             self.log.append(f"warning: {event.get('message', '')}")
         elif kind == "final":

@@ -395,6 +395,10 @@ class HqlApp(App[int]):
 
     # -------------------------------------------------------------- actions
 
+    async def action_quit(self) -> None:
+        """Quit; while an index build runs, ask first (``JobsController.quit``)."""
+        self.jobs_ctl.quit(self.palette, self.keys)
+
     def action_help_quit(self) -> None:
         """Textual's ctrl+c notice, worded in plain text: ours are not markup, so its
         ``[b]…[/b]`` would be shown as typed."""

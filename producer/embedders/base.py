@@ -21,6 +21,18 @@ OnBatch = Callable[[int], None]
 """Called after each batch with the number of texts embedded so far."""
 
 
+class Parts(Protocol):
+    """Where one embedding call's parts are kept for a build that resumes it
+    (``producer.build_checkpoint``). A part is the unit whose numbers do not depend on
+    what else the call computes: for the local embedder one encoder run, for any
+    other the whole call (part 0). ``rows`` are the part's positions in ``texts``;
+    ``raw`` its vectors as the embedder made them (before ``normalise``)."""
+
+    def get(self, part: int, rows: Sequence[int]) -> np.ndarray | None: ...
+
+    def put(self, part: int, rows: Sequence[int], raw: np.ndarray) -> None: ...
+
+
 class EmbedError(Exception):
     """An embedder refused or failed; the message is meant for the user."""
 
@@ -74,13 +86,15 @@ def embed_texts(
     texts: Sequence[str],
     on_batch: OnBatch | None = None,
     labels: Sequence[str] | None = None,
+    parts: Parts | None = None,
 ) -> np.ndarray:
-    """Unit float32 vectors for ``texts``: the embedder's output, checked and normalised."""
+    """Unit float32 vectors for ``texts``: the embedder's output, checked and normalised.
+    With ``parts``, parts already made are taken from it and new ones given to it."""
     texts = list(texts)
     if not texts:
         d = embedder.dimensions or 0
         return np.zeros((0, d), dtype=np.float32)
-    raw = np.asarray(embedder.embed(texts, on_batch))
+    raw = np.asarray(_raw(embedder, texts, on_batch, parts))
     if raw.ndim != 2 or raw.shape[0] != len(texts):
         raise EmbedError(
             f"{embedder.model_id}: {raw.shape[0] if raw.ndim else 0} vectors for {len(texts)} texts"
@@ -95,6 +109,25 @@ def embed_texts(
             f"{embedder.model_id}: {d} dimensions where {embedder.dimensions} were expected"
         )
     return normalise(raw, labels)
+
+
+def _raw(
+    embedder: Embedder, texts: list[str], on_batch: OnBatch | None, parts: Parts | None
+) -> np.ndarray:
+    if parts is None:
+        return embedder.embed(texts, on_batch)
+    if getattr(embedder, "embeds_in_parts", False):
+        return embedder.embed(texts, on_batch, parts=parts)  # type: ignore[call-arg]
+    rows = range(len(texts))
+    stored = parts.get(0, rows)
+    if stored is not None:
+        if on_batch is not None:
+            on_batch(len(texts))
+        return stored
+    raw = np.asarray(embedder.embed(texts, on_batch), dtype=np.float32)
+    if raw.ndim == 2 and raw.shape[0] == len(texts):
+        parts.put(0, rows, raw)
+    return raw
 
 
 def embed_query(embedder: Embedder, text: str) -> np.ndarray:

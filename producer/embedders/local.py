@@ -44,7 +44,7 @@ import numpy as np
 
 from producer.config import DEFAULT_PRECISION, DEFAULT_RUNTIME, PRECISIONS, RUNTIMES
 from producer.cpus import cpu_flags, encoder_workers, usable_cpus
-from producer.embedders.base import EmbedderSpec, EmbedError, OnBatch
+from producer.embedders.base import EmbedderSpec, EmbedError, OnBatch, Parts
 from producer.embedders.model_files import (
     cached_file_digests,
     file_digests,
@@ -400,6 +400,7 @@ class LocalEmbedder:
     """
 
     provider = "local"
+    embeds_in_parts = True  # ``embed`` takes ``parts``: one encoder run each
 
     def __init__(
         self,
@@ -555,7 +556,9 @@ class LocalEmbedder:
         assert self._tokenizer is not None
         return self._tokenizer.encode(prefixes, MAX_TOKENS)
 
-    def embed(self, texts: list[str], on_batch: OnBatch | None = None) -> np.ndarray:
+    def embed(
+        self, texts: list[str], on_batch: OnBatch | None = None, parts: Parts | None = None
+    ) -> np.ndarray:
         """Mean-pooled, L2-normalised float32 vectors, rows in the order of ``texts``.
 
         Each text is first cut to its token prefix, so a 50 MB card costs what
@@ -566,6 +569,12 @@ class LocalEmbedder:
         when the runtime's layout says so (``Encoder.workers``); pooling stays per
         batch, on this thread. bfloat16 runs one batch a call, one at a time: its
         numbers depend on the batch's shape.
+
+        With ``parts`` (a build that may resume), each run is a part: a run already
+        made is taken from it, each new one given to it. The thread layout is decided
+        from every run of the call, made or not, so a resumed call computes each
+        remaining run exactly as the uninterrupted call does (a lone remaining run
+        of a call of several stays on one thread).
         """
         self.load()
         encoder = self._encoder
@@ -583,7 +592,19 @@ class LocalEmbedder:
 
         workers = encoder.workers(len(runs), self.threads or usable_cpus()) if float32 else 1
         done = 0
-        for run, enc, hidden in _in_order(runs, padded, encoder, workers):
+        todo: list[tuple[int, list[Sequence[int]]]] = []
+        for number, run in enumerate(runs):
+            rows = [i for batch in run for i in batch]
+            stored = parts.get(number, rows) if parts is not None else None
+            if stored is None:
+                todo.append((number, run))
+                continue
+            out[rows] = stored
+            done += len(rows)
+            if on_batch is not None:
+                on_batch(done)
+        numbers = iter([number for number, _ in todo])
+        for run, enc, hidden in _in_order([run for _, run in todo], padded, encoder, workers):
             start = 0
             for idx in run:
                 part = slice(start, start + len(idx))
@@ -592,6 +613,10 @@ class LocalEmbedder:
                 done += len(idx)
                 if on_batch is not None:
                     on_batch(done)
+            number = next(numbers)
+            if parts is not None:
+                rows = [i for batch in run for i in batch]
+                parts.put(number, rows, out[rows])
             del enc, hidden
             release_freed_memory()
         return out

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from textual.widgets import Static
 
 from hqltui.core.jobs import JobEvent, index_build_job
 from hqltui.ui.app import HqlApp
@@ -118,6 +119,12 @@ def test_panel_wording() -> None:
     event = JobEvent(1, "engine-build", "engine: sync + build", "running", reused=3,
                      done=4, total=9, attempts=2)
     assert counts_line(event) == "4 of 9 · 3 reused · attempt 2"
+    building = JobEvent(2, "index-build", "index: build", "running", reused=0, done=384,
+                        total=17824, rate=41.25, eta=422.7)
+    assert counts_line(building) == "384 of 17824 · 0 reused · 41.2 texts/s · 7m03s left"
+    finished = JobEvent(2, "index-build", "index: build", "succeeded", reused=0, done=17824,
+                        total=17824, rate=41.25, eta=0.0)
+    assert counts_line(finished) == "17824 of 17824 · 0 reused"  # no ETA once done
 
 
 # ------------------------------------------------------------------ building
@@ -246,6 +253,42 @@ async def test_quitting_during_a_build_stops_the_producer(make_app, birds: Path)
     while job.state == "running" and time.monotonic() < deadline:
         time.sleep(0.05)  # kept: the app has exited, only the job's own thread is left
     assert job.state == "cancelled"
+
+
+async def test_quitting_during_a_build_asks_first(make_app, birds: Path) -> None:
+    """Quitting used to drop a running build silently: now the app asks, and "keep
+    building" leaves it running; quitting after all stops it cleanly (SIGINT)."""
+    app = make_app(birds)
+    app.job_factories["index-build"] = fake_build(CONTROL)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f7")
+        await wait_for_event(pilot, "index-build", lambda e: e.done == 4)
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        body = str(app.screen.query_one("#confirm-body", Static).render())
+        assert "(4 of 10 embedded)" in body and "next build" in body and "resumes" in body
+        await pilot.press("n")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen) and app.is_running
+        (job,) = app.running_jobs()
+        assert not job.cancel_requested.is_set()
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert not app.is_running
+    assert job.cancel_requested.is_set()
+
+
+async def test_quitting_with_no_build_running_asks_nothing(make_app, birds: Path) -> None:
+    app = make_app(birds)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert not app.is_running
 
 
 # ------------------------------------------------------------------ verifying

@@ -91,6 +91,7 @@ class JobsController:
         # Tests swap these: a fake producer, a fixed clock for the coalescer.
         self.factories: dict[str, JobFactory] = {BUILD: _build, VERIFY: _verify}
         self.throttle_clock: Callable[[], float] = time.monotonic
+        self._asking_quit = False  # the quit question is on screen: quitting again quits
 
     # ------------------------------------------------------------------ running
 
@@ -336,6 +337,37 @@ class JobsController:
         for job in jobs:
             job.cancel()
         self.app.notify(f"cancelling {', '.join(job.title for job in jobs)}…", timeout=2)
+
+    def quit(self, palette: Palette, keys: Keys) -> None:
+        """Quit, asking first while a build runs (quitting used to drop it silently).
+        Either way its vectors survive: ``stop`` interrupts the producer cleanly (SIGINT)
+        and it checkpoints them; the next build resumes from them."""
+        build = self._running(BUILD)
+        if build is None or self._asking_quit:
+            self.app.exit()
+            return
+        self._asking_quit = True
+        self.app.push_screen(self._quit_question(build, palette, keys), self._quit_answered)
+
+    def _quit_question(self, build: Job, p: Palette, keys: Keys) -> ConfirmScreen:
+        from hqltui.ui.screens.confirm import ConfirmScreen
+
+        event = build.snapshot()
+        body = Text()
+        body.append("An index build is running")
+        if event.determinate:
+            body.append(f" ({event.done} of {event.total} embedded)")
+        body.append(". Quitting stops it: the index stays as it is, and the vectors made so "
+                    "far are kept, so the next build ")
+        body.append(f"({keys.hint('jobs.build')})", style=p.accent)
+        body.append(" resumes from them.")
+        return ConfirmScreen("Quit while the index builds?", body, yes="quit", no="keep building",
+                             keys=_answer_keys(keys))
+
+    def _quit_answered(self, yes: bool | None) -> None:
+        self._asking_quit = False
+        if yes:
+            self.app.exit()
 
     def stop(self) -> None:
         # A thread worker cannot be interrupted: stop the subprocess so the app can exit.

@@ -27,6 +27,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import ProgressBar, Static
 
+from producer.build_words import clock
 from producer.terminal import shown
 
 if TYPE_CHECKING:
@@ -128,12 +129,15 @@ def title_line(event: JobEvent, styles: dict[str, str]) -> Text:
 
 
 def counts_line(event: JobEvent) -> str:
-    """Beside the bar: ``3 of 10`` and the reused count, or attempts for a remote job."""
+    """Beside the bar: ``3 of 10``, the reused count and, while a build embeds, its rate
+    and ETA; or attempts for a remote job."""
     parts: list[str] = []
     if event.determinate:
         parts.append(f"{event.done} of {event.total}")
     if event.reused is not None:
         parts.append(f"{event.reused} reused")
+    if event.rate is not None and event.eta is not None and not event.finished:
+        parts.append(f"{event.rate:.1f} texts/s · {clock(event.eta)} left")
     if event.attempts is not None:
         parts.append(f"attempt {event.attempts}")
     return " · ".join(parts)

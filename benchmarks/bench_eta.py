@@ -1,0 +1,73 @@
+"""Is the ETA a build prints at 10 % of its tokens within 25 % of the time it took?
+
+``python -m benchmarks.bench_eta VAULT SCRATCH [--at 0.1] [--passages]`` copies
+VAULT into SCRATCH, builds it with ``--progress jsonl``, and prints one JSON line:
+the ETA of the first progress event at or past ``--at`` of the texts, the time
+the build actually took from then to its end, and their ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("vault", type=Path)
+    parser.add_argument("scratch", type=Path)
+    parser.add_argument("--at", type=float, default=0.1)
+    parser.add_argument("--passages", action="store_true")
+    args = parser.parse_args()
+    target = args.scratch / args.vault.name
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(args.vault, target, symlinks=True)
+    argv = [
+        sys.executable,
+        "-m",
+        "producer",
+        "build",
+        "--vault",
+        target.name,
+        "--offline",
+        "--progress",
+        "jsonl",
+        *(["--passages"] if args.passages else []),
+    ]
+    started = time.monotonic()
+    proc = subprocess.Popen(argv, cwd=target.parent, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    seen: dict[str, float] = {}
+    total = 0
+    for line in proc.stdout:
+        event = json.loads(line)
+        if event["event"] == "progress" and "eta" in event and "eta" not in seen:
+            total = event["total"]
+            if event["done"] >= args.at * total:
+                seen = {"at_done": event["done"], "eta": event["eta"], "t": time.monotonic()}
+    proc.wait()
+    ended = time.monotonic()
+    actual = ended - seen["t"]
+    print(
+        json.dumps(
+            {
+                "texts": total,
+                "at_done": seen["at_done"],
+                "eta_printed": seen["eta"],
+                "actual_remaining": round(actual, 1),
+                "ratio": round(seen["eta"] / actual, 3),
+                "wall": round(ended - started, 1),
+                "load": os.getloadavg(),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
