@@ -60,7 +60,9 @@ class LinksScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(self._title, id="links-title")
-        yield Input(placeholder="filter by card name or title", id="links-filter")
+        box = Input(placeholder="filter by card name or title", id="links-filter")
+        box.cursor_blink = getattr(self.app, "cursor_blink", True)  # the app's (tests: off)
+        yield box
         yield Static(self._waiting, id="links-progress")
         yield ProgressBar(id="links-bar", show_eta=False)
         table: DataTable[Text] = DataTable(id="links-table", cursor_type="row",
