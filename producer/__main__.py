@@ -1,7 +1,5 @@
 """``python -m producer`` is ``hql-semantics``."""
 
-import sys
+from producer.cli import entry
 
-from producer.cli import main
-
-sys.exit(main())
+entry()

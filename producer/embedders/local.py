@@ -878,8 +878,13 @@ def _in_order(
                     pending.append((nxt, nenc, pool.submit(encoder.forward, nenc)))
                 yield run, enc, hidden
                 del run, enc, hidden
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+        except BaseException:
+            # Stopped (Ctrl-C, an error): the calls in flight are not needed, so do
+            # not wait for them here (up to a run of 32 long texts, ~2 s); the CLI
+            # exits without joining them (``producer.cli.entry``).
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
 
 
 @functools.lru_cache(maxsize=1)
