@@ -11,8 +11,10 @@ from pathlib import Path
 
 import numpy as np
 
-from producer.index import CardRow, IndexContents, MetaRow, ModelRow, QueryRow, pack, write_index
+from producer.index_format import CardRow, IndexContents, MetaRow, ModelRow, QueryRow, pack
+from producer.index_writer import write_index
 from producer.vault import load_vault
+from tests.helpers.vaults import write_cards
 
 MODEL = "test/model"
 REVISION = "rev-1"
@@ -26,10 +28,7 @@ def unit(values: list[float] | np.ndarray) -> np.ndarray:
 def write_vault(root: Path, cards: dict[str, str], *, index: str | None = ".hql/index.sqlite",
                 extra_toml: str = "") -> Path:
     """Cards as ``name.hmd`` files whose body is the given text."""
-    root.mkdir(parents=True, exist_ok=True)
-    (root / ".hmd").mkdir(exist_ok=True)
-    for name, body in cards.items():
-        (root / f"{name}.hmd").write_text(f"# {name}\n\n{body}\n", encoding="utf-8")
+    write_cards(root, {name: f"# {name}\n\n{body}\n" for name, body in cards.items()}, ".hmd")
     toml = f'[semantics]\nindex = "{index}"\n' if index else ""
     (root / "hql.toml").write_text(toml + extra_toml, encoding="utf-8")
     return root

@@ -32,7 +32,7 @@ from producer.embedders.local import (
     local_revision,
     model_dimensions,
 )
-from producer.index import read_index
+from producer.index_reader import read_index
 from tests.retrieval_helpers import write_vault
 
 pytestmark = pytest.mark.slow  # the packaged model, in child processes

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from hqltui.core.session import Session
-from producer.index import pack
+from producer.index_format import pack
 from producer.verify import verify
 from tests.retrieval_helpers import doctor, locked, unit, write_test_index, write_vault
 
