@@ -8,21 +8,16 @@ the build actually took from then to its end, and their ratio.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import time
-from pathlib import Path
 
-from benchmarks.scratch_build import events, scratch_copy, start_build
+from benchmarks.scratch_build import events, scratch_copy, scratch_parser, start_build
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("vault", type=Path)
-    parser.add_argument("scratch", type=Path)
+    parser = scratch_parser(__doc__)
     parser.add_argument("--at", type=float, default=0.1)
-    parser.add_argument("--passages", action="store_true")
     args = parser.parse_args()
     target = scratch_copy(args.vault, args.scratch / args.vault.name)
     started = time.monotonic()

@@ -10,14 +10,13 @@ and whether the two indexes hold the same bits.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import signal
 import time
 from pathlib import Path
 
-from benchmarks.scratch_build import events, scratch_copy, start_build
+from benchmarks.scratch_build import events, scratch_copy, scratch_parser, start_build
 from producer.index_reader import read_index
 
 
@@ -54,11 +53,8 @@ def rows(index: Path) -> tuple:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("vault", type=Path)
-    parser.add_argument("scratch", type=Path)
+    parser = scratch_parser(__doc__)
     parser.add_argument("--kill-at", type=float, default=0.7)
-    parser.add_argument("--passages", action="store_true")
     args = parser.parse_args()
     copies = [
         scratch_copy(args.vault, args.scratch / name / args.vault.name)

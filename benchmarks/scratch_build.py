@@ -3,6 +3,7 @@ comes: what the long-build benchmarks (``bench_eta``, ``bench_resume``) time and
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import subprocess
@@ -10,6 +11,15 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+
+def scratch_parser(doc: str) -> argparse.ArgumentParser:
+    """The arguments every scratch-build benchmark takes: ``VAULT SCRATCH [--passages]``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("vault", type=Path)
+    parser.add_argument("scratch", type=Path)
+    parser.add_argument("--passages", action="store_true")
+    return parser
 
 
 def scratch_copy(vault: Path, target: Path) -> Path:

@@ -33,7 +33,7 @@ from producer.embedders.local import (
     model_dimensions,
 )
 from producer.index_reader import read_index
-from tests.retrieval_helpers import write_vault
+from tests.helpers.indexed_vaults import write_vault
 
 pytestmark = pytest.mark.slow  # the packaged model, in child processes
 

@@ -13,7 +13,7 @@ from hqltui.core.ranking import Refusal
 from hqltui.core.session import Session
 from producer.config import load_producer_config
 from producer.vault import load_vault
-from tests.retrieval_helpers import doctor, unit, write_test_index, write_vault
+from tests.helpers.indexed_vaults import doctor, unit, write_test_index, write_vault
 
 CARDS = {"alpha": "first card", "beta": "second card", "gamma": "third card"}
 VECTORS = {

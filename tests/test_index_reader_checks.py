@@ -12,7 +12,7 @@ import pytest
 from hqltui.core.session import Session
 from producer.index_format import pack
 from producer.verify import verify
-from tests.retrieval_helpers import doctor, locked, unit, write_test_index, write_vault
+from tests.helpers.indexed_vaults import doctor, locked, unit, write_test_index, write_vault
 
 CARDS = {"alpha": "first card", "beta": "second card", "gamma": "third card"}
 VECTORS = {

@@ -20,8 +20,8 @@ from producer.index_checks import (
 )
 from producer.index_format import pack
 from producer.verify import verify
+from tests.helpers.indexed_vaults import locked, unit
 from tests.helpers.passage_vaults import passage_vault, real_build
-from tests.retrieval_helpers import locked, unit
 
 QUERY = "file descriptor limit"
 NAN = pack(np.full(384, np.nan, dtype=np.float32))

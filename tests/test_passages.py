@@ -28,9 +28,9 @@ from producer.index_writer import IndexWriter
 from producer.passages import DEFAULT_RECIPE, Recipe, cut_windows, passage_text
 from producer.vault import load_vault
 from producer.verify import format_inspect, inspect, verify
+from tests.helpers.indexed_vaults import unit, write_vault
 from tests.helpers.int8_reference import code_dots, query_codes
 from tests.helpers.passage_vaults import LONG, STAMP, passage_vault, real_build
-from tests.retrieval_helpers import unit, write_vault
 
 
 def words(text: str) -> list[tuple[int, int]]:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from hqltui.core.session import Session
-from tests.retrieval_helpers import doctor, unit, write_test_index, write_vault
+from tests.helpers.indexed_vaults import doctor, unit, write_test_index, write_vault
 
 CARDS = {"alpha": "first card", "beta": "second card", "gamma": "third card"}
 VECTORS = {

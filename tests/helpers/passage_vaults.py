@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from producer.build import BuildOptions, build
-from tests.retrieval_helpers import write_vault
+from tests.helpers.indexed_vaults import write_vault
 
 STAMP = "2026-01-01T00:00:00+00:00"
 

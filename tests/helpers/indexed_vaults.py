@@ -1,4 +1,5 @@
-"""Small vaults and hand-made indexes for the retrieval tests."""
+"""Small vaults with hand-made indexes (vectors chosen by the test, no model run), and
+the ways the retrieval tests break an index on purpose."""
 
 from __future__ import annotations
 
@@ -63,6 +64,27 @@ def write_test_index(
     target = root / out
     write_index(target, contents)
     return target
+
+
+OWLS_AND_HERON = {
+    "barn-owl": "a pale owl that hunts voles in the dark",
+    "tawny-owl": "an owl of woodland, active after dusk",
+    "grey-heron": "a heron standing in reeds, catching fish",
+}
+
+
+def owl_vault(root: Path, fourth: dict[str, str] | None = None,
+              queries: dict[str, np.ndarray] | None = None) -> Path:
+    """Two owls and a heron (and a ``fourth`` card, on an axis of its own) with a hand-made
+    index: the owls near each other, the heron apart, the query ``owl`` stored beside
+    ``queries``. The retrieval tests' small vault, where each arm's answer is known."""
+    cards = {**OWLS_AND_HERON, **(fourth or {})}
+    write_vault(root, cards)
+    vectors = {"barn-owl": unit([1, 0, 0, 0.1]), "tawny-owl": unit([1, 0.2, 0, 0]),
+               "grey-heron": unit([0, 1, 0, 0])}
+    vectors.update({name: unit([0, 0, 1, 0]) for name in fourth or {}})
+    write_test_index(root, vectors, {"owl": unit([1, 0.1, 0, 0]), **(queries or {})})
+    return root
 
 
 def doctor(path: Path, *statements: str, params: tuple = ()) -> None:
