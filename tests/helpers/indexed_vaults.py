@@ -66,6 +66,23 @@ def write_test_index(
     return target
 
 
+THREE_CARDS = {"alpha": "first card", "beta": "second card", "gamma": "third card"}
+THREE_VECTORS = {
+    "alpha": unit([1, 0, 0, 0]),
+    "beta": unit([1, 1, 0, 0]),
+    "gamma": unit([0, 0, 1, 1]),
+}
+
+
+def three_card_vault(root: Path, queries: dict[str, np.ndarray] | None = None,
+                     extra_toml: str = "") -> Path:
+    """alpha, beta and gamma with a hand-made index of ``THREE_VECTORS`` (and the stored
+    ``queries``): the index reader's and the semantic arm's small vault."""
+    write_vault(root, THREE_CARDS, extra_toml=extra_toml)
+    write_test_index(root, THREE_VECTORS, queries)
+    return root
+
+
 OWLS_AND_HERON = {
     "barn-owl": "a pale owl that hunts voles in the dark",
     "tawny-owl": "an owl of woodland, active after dusk",
