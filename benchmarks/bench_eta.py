@@ -8,45 +8,23 @@ the build actually took from then to its end, and their ratio.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import shutil
-import subprocess
-import sys
 import time
-from pathlib import Path
+
+from benchmarks.scratch_build import events, scratch_copy, scratch_parser, start_build
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("vault", type=Path)
-    parser.add_argument("scratch", type=Path)
+    parser = scratch_parser(__doc__)
     parser.add_argument("--at", type=float, default=0.1)
-    parser.add_argument("--passages", action="store_true")
     args = parser.parse_args()
-    target = args.scratch / args.vault.name
-    shutil.rmtree(target, ignore_errors=True)
-    shutil.copytree(args.vault, target, symlinks=True)
-    argv = [
-        sys.executable,
-        "-m",
-        "producer",
-        "build",
-        "--vault",
-        target.name,
-        "--offline",
-        "--progress",
-        "jsonl",
-        *(["--passages"] if args.passages else []),
-    ]
+    target = scratch_copy(args.vault, args.scratch / args.vault.name)
     started = time.monotonic()
-    proc = subprocess.Popen(argv, cwd=target.parent, stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
+    proc = start_build(target, *(["--passages"] if args.passages else []))
     seen: dict[str, float] = {}
     total = 0
-    for line in proc.stdout:
-        event = json.loads(line)
+    for event in events(proc):
         if event["event"] == "progress" and "eta" in event and "eta" not in seen:
             total = event["total"]
             if event["done"] >= args.at * total:

@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.report import write_report
-from producer.index import read_index, unpack
+from producer.index_format import unpack
+from producer.index_reader import read_index
 
 
 def evaluate(vault: Path, queries: Path) -> dict:

@@ -51,7 +51,8 @@ def generate_passage_index(root: Path, queries: list[str], per_card: int, seed: 
     """Card vectors, query vectors and ``per_card`` passages per card, all random unit
     vectors, written through the producer's writer a card chunk at a time."""
     from producer.embedders.local import DEFAULT_MODEL_ID, local_revision
-    from producer.index import CardRow, ChunkRow, IndexWriter, MetaRow, ModelRow, QueryRow
+    from producer.index_format import CardRow, ChunkRow, MetaRow, ModelRow, QueryRow
+    from producer.index_writer import IndexWriter
     from producer.passages import DEFAULT_RECIPE
     from producer.vault import load_vault
 

@@ -10,41 +10,22 @@ and whether the two indexes hold the same bits.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import shutil
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-from producer.index import read_index
+from benchmarks.scratch_build import events, scratch_copy, scratch_parser, start_build
+from producer.index_reader import read_index
 
 
 def run(vault: Path, passages: bool, kill_at: float | None = None) -> dict[str, object]:
-    argv = [
-        sys.executable,
-        "-m",
-        "producer",
-        "build",
-        "--vault",
-        vault.name,
-        "--offline",
-        "--built-at",
-        "2026-01-01T00:00:00+00:00",
-        "--progress",
-        "jsonl",
-    ]
-    if passages:
-        argv.append("--passages")
+    flags = ["--built-at", "2026-01-01T00:00:00+00:00", *(["--passages"] if passages else [])]
     started = time.monotonic()
-    proc = subprocess.Popen(argv, cwd=vault.parent, stdout=subprocess.PIPE, text=True)
+    proc = start_build(vault, *flags)
     final: dict[str, object] = {}
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        event = json.loads(line)
+    for event in events(proc):
         if event["event"] == "final":
             final = event
         if (
@@ -72,18 +53,13 @@ def rows(index: Path) -> tuple:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("vault", type=Path)
-    parser.add_argument("scratch", type=Path)
+    parser = scratch_parser(__doc__)
     parser.add_argument("--kill-at", type=float, default=0.7)
-    parser.add_argument("--passages", action="store_true")
     args = parser.parse_args()
-    copies = []
-    for name in ("uninterrupted", "resumed"):
-        target = args.scratch / name / args.vault.name
-        shutil.rmtree(target.parent, ignore_errors=True)
-        shutil.copytree(args.vault, target, symlinks=True)
-        copies.append(target)
+    copies = [
+        scratch_copy(args.vault, args.scratch / name / args.vault.name)
+        for name in ("uninterrupted", "resumed")
+    ]
     whole = run(copies[0], args.passages)
     killed = run(copies[1], args.passages, args.kill_at)
     resumed = run(copies[1], args.passages)

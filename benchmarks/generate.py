@@ -126,7 +126,8 @@ def generate_index(root: str | Path, queries: list[str] = (), seed: int = 1) -> 
     real index (no model run needed); every card is fresh.
     """
     from producer.embedders.local import DEFAULT_MODEL_ID, local_revision
-    from producer.index import CardRow, IndexContents, MetaRow, ModelRow, QueryRow, write_index
+    from producer.index_format import CardRow, IndexContents, MetaRow, ModelRow, QueryRow
+    from producer.index_writer import write_index
     from producer.vault import load_vault
 
     root = Path(root)

@@ -298,7 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from producer.build import BuildError
     from producer.config import ConfigError
     from producer.embedders import EmbedError
-    from producer.index import StoreError
+    from producer.index_format import StoreError
 
     jsonl = getattr(args, "progress", None) == "jsonl"
     try:

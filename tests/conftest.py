@@ -10,10 +10,16 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
-from producer.embedders import local as local_embedder
+# The shared helpers' asserts are the tests' own: rewritten for their messages, before any
+# test module imports them.
+pytest.register_assert_rewrite("tests.helpers")
+
+from producer.embedders import local as local_embedder  # noqa: E402
+from tests.helpers.vaults import copy_vault  # noqa: E402
 
 _home = tempfile.mkdtemp(prefix="hql-tests-")
 
@@ -40,6 +46,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def pytest_unconfigure(config) -> None:  # noqa: ANN001 - pytest hook
     shutil.rmtree(_home, ignore_errors=True)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """The async tests (the app's, the MCP client's) run on asyncio alone."""
+    return "asyncio"
+
+
+@pytest.fixture
+def birds(tmp_path: Path) -> Path:
+    """A copy of fixtures/birds at ``tmp_path/birds`` (tests/ui copy it under the
+    working directory instead, for a short relative name on screen)."""
+    return copy_vault("birds", tmp_path / "birds")
 
 
 def force_cpu_bf16(mp: pytest.MonkeyPatch, native: bool) -> None:

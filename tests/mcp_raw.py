@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import os
 import select
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from tests.helpers.vaults import copy_vault
 
 ROOT = Path(__file__).resolve().parents[1]
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -24,7 +25,7 @@ class RawServer:
     def __init__(self, tmp_path: Path, *flags: str, env: dict[str, str] | None = None) -> None:
         self.vault = tmp_path / "birds"
         if not self.vault.exists():
-            shutil.copytree(ROOT / "fixtures" / "birds", self.vault)
+            copy_vault("birds", self.vault)
         self.flags = flags
         self.env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), **(env or {})}
         self.cwd = tmp_path

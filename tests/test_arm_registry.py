@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.helpers.vaults import copy_vault
+
 ROOT = Path(__file__).resolve().parents[1]
 
 TOY_NAME = '''ARM_KINDS["toy"] = LEXICAL
@@ -91,7 +93,7 @@ def test_a_toy_arm_in_the_registry_appears_everywhere(tmp_path: Path) -> None:
         assert f"\n{anchor}" in text
         path.write_text(text.replace(f"\n{anchor}", f"\n{entry}{anchor}", 1), encoding="utf-8")
     vault = tmp_path / "birds"
-    shutil.copytree(ROOT / "fixtures" / "birds", vault)
+    copy_vault("birds", vault)
     queries = tmp_path / "q.toml"
     queries.write_text('[[query]]\ntext = "owl"\nrelevant = ["barn-owl", "tawny-owl"]\n',
                        encoding="utf-8")

@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from producer.index import read_index, unpack
+from producer.index_format import unpack
+from producer.index_reader import read_index
 from scripts.build_birds_index import BUILT_AT, command
 
 REPO = Path(__file__).resolve().parent.parent

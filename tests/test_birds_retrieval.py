@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 import tomllib
 from pathlib import Path
@@ -12,6 +11,7 @@ import pytest
 
 from hqltui.core.semantic import query_vector
 from hqltui.core.session import Session
+from tests.helpers.vaults import copy_vault
 
 BIRDS = Path(__file__).resolve().parents[1] / "fixtures" / "birds"
 INDEX = BIRDS / ".hql" / "index.sqlite"
@@ -75,7 +75,7 @@ def test_a_live_vector_equals_the_stored_one(session: Session, group) -> None:
 
 def test_an_edited_card_and_a_deleted_row(tmp_path: Path) -> None:
     copy = tmp_path / "birds"
-    shutil.copytree(BIRDS, copy)
+    copy_vault("birds", copy)
     group = GROUPS[0]
     edited, deleted = group["relevant"][0], group["relevant"][1]
     card = next(copy.rglob(f"{edited}.hmd"))

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from hqltui.core.session import Session
+from tests.helpers.indexed_vaults import write_vault
 from tests.multilingual_text import TEXTS
-from tests.retrieval_helpers import write_vault
 
 CARDS = {**TEXTS, "crows": "東京のカラスはゴミ袋を破る。"}
 FOUND = {  # query -> the card bm25 must rank first (or with `nfd`, which says café too)

@@ -22,16 +22,11 @@ from tests.broken_arms import (
     drop_the_postings_order_tail,
     lose_a_float_reading_the_index,
 )
-from tests.retrieval_helpers import unit, write_test_index, write_vault
+from tests.helpers.indexed_vaults import (
+    owl_vault,
+)
 from tests.synthetic_text import COLLIDED
 
-CARDS = {
-    "barn-owl": "a pale owl that hunts voles in the dark",
-    "tawny-owl": "an owl of woodland, active after dusk",
-    "grey-heron": "a heron standing in reeds, catching fish",
-    # Twelve words sharing one hashbag bucket, three times each (man-page shape).
-    "synopsis": COLLIDED,
-}
 OWLS = {"barn-owl", "tawny-owl"}
 OVERFLOW = "hashbag cannot be built: IndexError: index 36 is out of bounds for axis 0 with size 4"
 
@@ -43,18 +38,8 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
-    root = write_vault(tmp_path / "birds", CARDS)
-    write_test_index(
-        root,
-        {
-            "barn-owl": unit([1, 0, 0, 0.1]),
-            "tawny-owl": unit([1, 0.2, 0, 0]),
-            "grey-heron": unit([0, 1, 0, 0]),
-            "synopsis": unit([0, 0, 1, 0]),
-        },
-        {"owl": unit([1, 0.1, 0, 0])},
-    )
-    return root
+    # Twelve words sharing one hashbag bucket, three times each (man-page shape).
+    return owl_vault(tmp_path / "birds", {"synopsis": COLLIDED})
 
 
 def texts(root: Path) -> list[str]:

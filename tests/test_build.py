@@ -13,18 +13,17 @@ from producer import build as build_mod
 from producer.build import BuildError, BuildOptions, build, same_vault, vault_identity
 from producer.embedders import EmbedError
 from producer.embedders.local import DEFAULT_MODEL_ID, local_revision, packaged_embedder
-from producer.index import (
+from producer.index_format import (
     CardRow,
     IndexContents,
     MetaRow,
     ModelRow,
     StoreError,
-    leftovers,
     pack,
-    read_index,
     unpack,
-    write_index,
 )
+from producer.index_reader import read_index
+from producer.index_writer import leftovers, write_index
 from producer.vault import load_vault
 from producer.verify import format_inspect, inspect, verify
 from tests.helpers.builds import HTTP, STAMP, Counting, make_vault, run

@@ -8,9 +8,9 @@ import sqlite3
 import pytest
 
 from producer.build import BuildError
-from producer.index import read_index
+from producer.index_reader import read_index
 from tests.helpers.builds import Counting, make_vault, run
-from tests.retrieval_helpers import locked
+from tests.helpers.indexed_vaults import locked
 
 
 @pytest.fixture

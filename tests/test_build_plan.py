@@ -12,17 +12,11 @@ from producer.build_options import BuildOptions
 from producer.build_plan import Identity, Previous, plan_build
 from producer.card_digests import card_parts, digest_vault
 from producer.embedders.local import packaged_embedder
-from producer.index import (
-    CardRow,
-    IndexContents,
-    MetaRow,
-    ModelRow,
-    QueryRow,
-    pack,
-    read_index,
-    write_index,
-)
+from producer.index_format import CardRow, IndexContents, MetaRow, ModelRow, QueryRow, pack
+from producer.index_reader import read_index
+from producer.index_writer import write_index
 from producer.passages import DEFAULT_RECIPE
+from tests.helpers.vaults import write_cards
 
 STAMP = "2026-01-01T00:00:00+00:00"
 MODEL = Identity("fake-embed", "r1", 4)
@@ -34,10 +28,8 @@ def unit(seed: int) -> bytes:
 
 
 def make_vault(root: Path, bodies: dict[str, str]) -> Path:
-    (root / ".hmd").mkdir(parents=True)
-    for name, body in bodies.items():
-        (root / f"{name}.md").write_text(f"---\ntitle: {name}\n---\n{body}\n")
-    return root
+    return write_cards(root, {name: f"---\ntitle: {name}\n---\n{body}\n"
+                              for name, body in bodies.items()})
 
 
 def no_tokenizer():  # noqa: ANN201

@@ -32,8 +32,8 @@ from producer.embedders.local import (
     local_revision,
     model_dimensions,
 )
-from producer.index import read_index
-from tests.retrieval_helpers import write_vault
+from producer.index_reader import read_index
+from tests.helpers.indexed_vaults import write_vault
 
 pytestmark = pytest.mark.slow  # the packaged model, in child processes
 

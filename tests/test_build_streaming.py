@@ -9,7 +9,7 @@ import pytest
 
 from producer import build as build_mod
 from producer.card_digests import DigestCache, digest_vault
-from producer.index import read_index
+from producer.index_reader import read_index
 from producer.vault import load_vault
 from tests.helpers.builds import STAMP, Counting, make_vault, run
 

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.helpers.vaults import copy_vault, write_cards
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -61,9 +63,8 @@ def test_the_console_scripts_exist():
 def test_a_link_target_spanning_lines_is_listed_on_one_cut_line(tmp_path):
     from producer.vault import load_vault
 
-    (tmp_path / ".hmd").mkdir()
     target = "\n.B \\-\\-color\n[=\n.I WHEN\n]\n" + "colorize the output; " * 10
-    (tmp_path / "ls.1.md").write_text(f"# ls\n\n.SH SYNOPSIS\nls [[{target}]] FILE\n")
+    write_cards(tmp_path, {"ls.1": f"# ls\n\n.SH SYNOPSIS\nls [[{target}]] FILE\n"})
     result = run(str(tmp_path), "--list")
     assert result.returncode == 0, result.stderr
     tail = result.stdout.split("unresolved links (1)\n", 1)[1]
@@ -74,12 +75,11 @@ def test_a_link_target_spanning_lines_is_listed_on_one_cut_line(tmp_path):
 
 def test_list_reads_through_the_parse_cache_and_a_warm_listing_is_the_same(tmp_path):
     import os
-    import shutil
 
     from producer.parse_cache import cache_file
 
     vault = tmp_path / "mini"
-    shutil.copytree(REPO / "fixtures" / "mini", vault)
+    copy_vault("mini", vault)
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "xdg"))
 
     def listing() -> subprocess.CompletedProcess[str]:

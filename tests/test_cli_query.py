@@ -8,14 +8,9 @@ from pathlib import Path
 import pytest
 
 from hqltui.cli import main
-from tests.retrieval_helpers import unit, write_test_index, write_vault
+from tests.helpers.indexed_vaults import OWLS_AND_HERON, owl_vault, unit, write_vault
 
-CARDS = {
-    "barn-owl": "a pale owl that hunts voles in the dark",
-    "tawny-owl": "an owl of woodland, active after dusk",
-    "grey-heron": "a heron standing in reeds, catching fish",
-    "robin": "a small songbird of gardens",
-}
+CARDS = {**OWLS_AND_HERON, "robin": "a small songbird of gardens"}
 
 
 @pytest.fixture(autouse=True)
@@ -25,18 +20,8 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
-    root = write_vault(tmp_path / "birds", CARDS)
-    write_test_index(
-        root,
-        {
-            "barn-owl": unit([1, 0, 0, 0.1]),
-            "tawny-owl": unit([1, 0.2, 0, 0]),
-            "grey-heron": unit([0, 1, 0, 0]),
-            "robin": unit([0, 0, 1, 0]),
-        },
-        {"owl": unit([1, 0.1, 0, 0]), "fish": unit([0, 1, 0.1, 0])},
-    )
-    return root
+    return owl_vault(tmp_path / "birds", {"robin": CARDS["robin"]},
+                     {"fish": unit([0, 1, 0.1, 0])})
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hqltui.cli import main
-from tests.retrieval_helpers import unit, write_test_index, write_vault
+from tests.helpers.indexed_vaults import unit, write_test_index, write_vault
 
 BIRDS = Path(__file__).resolve().parent.parent / "fixtures" / "birds"
 

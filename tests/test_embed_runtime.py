@@ -27,7 +27,8 @@ from producer.embedders.local import (
     local_revision,
 )
 from producer.embedders.probe_texts import PROBE_TEXTS
-from producer.index import read_index, unpack
+from producer.index_format import unpack
+from producer.index_reader import read_index
 
 REPO = Path(__file__).resolve().parents[1]
 BIRDS = REPO / "fixtures" / "birds"

@@ -8,7 +8,6 @@ them; sleeps are injected and recorded, so nothing here waits for real.
 
 from __future__ import annotations
 
-import shutil
 import threading
 
 import hotdata
@@ -33,9 +32,8 @@ from hqltui.core.engine import (
 )
 from hqltui.core.semantic import embed_local
 from producer.vault import load_vault
-from tests.fake_hotdata.testing import api_client, create_database
+from tests.fake_hotdata.testing import api_client
 from tests.helpers.engine_vaults import (
-    BIRDS,
     CREATES,
     LOADS,
     Recorder,
@@ -46,127 +44,102 @@ from tests.helpers.engine_vaults import (
     run,
 )
 
-pytest_plugins = ["tests.fake_hotdata.fixtures"]
-
-@pytest.fixture
-def fake(fake_hotdata):
-    fake_hotdata.set_job_mode("poll")
-    return fake_hotdata
-
-
-@pytest.fixture
-def db(fake):
-    with api_client(fake) as api:
-        return create_database(api)
-
-
-@pytest.fixture
-def env(fake):
-    return {"HOTDATA_API_KEY": fake.api_key, "HOTDATA_WORKSPACE": fake.workspace_id,
-            "HOTDATA_API_URL": fake.url}
-
-
-@pytest.fixture
-def birds(tmp_path, db):
-    root = tmp_path / "birds"
-    shutil.copytree(BIRDS, root)
-    fresh_index(root, birds_queries())
-    add_engine(root, db.id)
-    return root
-
+pytest_plugins = ["tests.helpers.engine_fixtures"]
 
 # ---------------------------------------------------------------- the lifecycle
 
 
-def test_sync_build_verify_edit_delete_lifecycle(fake, birds, env):
-    n = len(load_vault(birds).cards)
+def test_sync_build_verify_edit_delete_lifecycle(fake, engine_birds, env):
+    n = len(load_vault(engine_birds).cards)
     rec = Recorder()
-    report = run("sync", birds, env, rec)
+    report = run("sync", engine_birds, env, rec)
     assert report.first_upload and report.added == n and not report.up_to_date
     uploaded = rec.of(RowsUploaded)
     assert uploaded and uploaded[-1].done == uploaded[-1].total == n
 
     rec = Recorder()
-    built = run("build", birds, env, rec)
+    built = run("build", engine_birds, env, rec)
     assert [o.action for o in built.outcomes] == ["created", "created"]
     jobs = [e for e in rec.of(JobProgress) if e.job_type == "create_index"]
     for label in ("bm25 index on text", "vector index (cosine) on embedding"):
         seq = [e.status for e in jobs if e.label == label]
         assert seq == ["running", "succeeded"]
         assert all(e.attempts == 1 and e.elapsed >= 0 for e in jobs if e.label == label)
-    again = run("build", birds, env)
+    again = run("build", engine_birds, env)
     assert again.up_to_date and "up to date" in again.summary()
-    assert run("sync", birds, env).up_to_date
+    assert run("sync", engine_birds, env).up_to_date
 
-    clean = run("verify", birds, env)
+    clean = run("verify", engine_birds, env)
     assert clean.clean, clean.problems
     assert {p["probe"] for p in clean.probes} == {"vector", "bm25"}
 
     # Edit a card: the engine row is stale until sync + build.
-    card = birds / "barn-owl.hmd"
+    card = engine_birds / "barn-owl.hmd"
     card.write_text(card.read_text() + "\nIt also nests in church towers.\n")
-    stale = run("verify", birds, env)
+    stale = run("verify", engine_birds, env)
     assert not stale.clean and stale.parity.stale == ("barn-owl",)
     assert [p.kind for p in stale.problems] == ["engine-stale"]
-    fresh_index(birds, birds_queries())
+    fresh_index(engine_birds, birds_queries())
     rec = Recorder()
-    synced = run("sync", birds, env, rec)
+    synced = run("sync", engine_birds, env, rec)
     assert (synced.rewritten, synced.added, synced.deleted) == (1, 0, 0)
     assert sorted(synced.dropped_indexes) == ["cards_embedding_vector", "cards_text_bm25"]
     assert [e.action for e in rec.of(RowsUploaded)] == ["rewrite"]
-    after_sync = run("verify", birds, env)
+    after_sync = run("verify", engine_birds, env)
     assert {p.kind for p in after_sync.problems} == {"index-missing"}
-    assert run("build", birds, env).outcomes[0].action == "created"
-    assert run("verify", birds, env).clean
+    assert run("build", engine_birds, env).outcomes[0].action == "created"
+    assert run("verify", engine_birds, env).clean
 
     # Delete a card: its row goes, and verify is clean after sync + build.
-    (birds / "dodo-member-of-raphinae.hmd").unlink()
-    fresh_index(birds, birds_queries())
-    synced = run("sync", birds, env)
+    (engine_birds / "dodo-member-of-raphinae.hmd").unlink()
+    fresh_index(engine_birds, birds_queries())
+    synced = run("sync", engine_birds, env)
     assert (synced.deleted, synced.added, synced.rewritten) == (1, 0, 0)
-    run("build", birds, env)
-    final = run("verify", birds, env)
+    run("build", engine_birds, env)
+    final = run("verify", engine_birds, env)
     assert final.clean and final.parity.same == n - 1
 
 
-def test_edit_plus_new_card_is_two_loads_never_a_mixed_upsert(fake, birds, env):
-    run("sync", birds, env)
-    run("build", birds, env)
-    card = birds / "mallard.hmd"
+def test_edit_plus_new_card_is_two_loads_never_a_mixed_upsert(fake, engine_birds, env):
+    run("sync", engine_birds, env)
+    run("build", engine_birds, env)
+    card = engine_birds / "mallard.hmd"
     card.write_text(card.read_text() + "\nDabbles at dusk.\n")
-    (birds / "new-bird.hmd").write_text("---\ntitle: New bird\n---\n# New bird\n\nA brand new bird.\n")
-    fresh_index(birds, birds_queries())
+    (engine_birds / "new-bird.hmd").write_text(
+        "---\ntitle: New bird\n---\n# New bird\n\nA brand new bird.\n")
+    fresh_index(engine_birds, birds_queries())
     rec = Recorder()
-    synced = run("sync", birds, env, rec)
+    synced = run("sync", engine_birds, env, rec)
     assert [e.action for e in rec.of(RowsUploaded)] == ["rewrite", "insert"]
     assert (synced.rewritten, synced.added) == (1, 1)
     # The fake fails every vector build that follows a mixed upsert; this one succeeds.
-    assert [o.action for o in run("build", birds, env).outcomes] == ["created", "created"]
-    assert run("verify", birds, env).clean
+    assert [o.action for o in run("build", engine_birds, env).outcomes] == ["created", "created"]
+    assert run("verify", engine_birds, env).clean
 
 
-def test_sync_refuses_a_stale_or_incomplete_local_index_before_sending_anything(fake, birds, env):
-    card = birds / "grey-heron.hmd"
+def test_sync_refuses_a_stale_or_incomplete_local_index_before_sending_anything(fake, engine_birds,
+                                                                                env):
+    card = engine_birds / "grey-heron.hmd"
     card.write_text(card.read_text() + "\nStands still for hours.\n")
     before = len(fake.requests)
     with pytest.raises(EngineRefused) as info:
-        run("sync", birds, env)
+        run("sync", engine_birds, env)
     assert "grey-heron" in str(info.value) and "hql-semantics build" in info.value.refusal.fix
-    (birds / "another.hmd").write_text("# Another\n\nText.\n")
+    (engine_birds / "another.hmd").write_text("# Another\n\nText.\n")
     with pytest.raises(EngineRefused, match="no vector in the local index"):
-        run("sync", birds, env)
+        run("sync", engine_birds, env)
     assert len(fake.requests) == before
 
 
-def test_build_before_sync_fails_with_what_to_run(fake, birds, env):
+def test_build_before_sync_fails_with_what_to_run(fake, engine_birds, env):
     with pytest.raises(EngineFailure, match="engine sync"):
-        run("build", birds, env)
-    report = run("verify", birds, env)
+        run("build", engine_birds, env)
+    report = run("verify", engine_birds, env)
     assert [p.kind for p in report.problems] == ["no-rows"]
 
 
-def test_build_replaces_wrong_indexes_and_leaves_right_ones(fake, birds, env, db):
-    run("sync", birds, env)
+def test_build_replaces_wrong_indexes_and_leaves_right_ones(fake, engine_birds, env, db):
+    run("sync", engine_birds, env)
     with api_client(fake) as api:
         indexes = hotdata.IndexesApi(api)
         for name, kind, cols, metric in (("wrong_vec", "vector", ["embedding"], "l2"),
@@ -175,22 +148,22 @@ def test_build_replaces_wrong_indexes_and_leaves_right_ones(fake, birds, env, db
             indexes.create_index(db.default_connection_id, "public", "cards",
                                  m.CreateIndexRequest(index_name=name, index_type=kind,
                                                       columns=cols, metric=metric))
-    report = run("verify", birds, env)
+    report = run("verify", engine_birds, env)
     assert sum(p.kind == "index-unexpected" for p in report.problems) == 2
-    built = run("build", birds, env)
+    built = run("build", engine_birds, env)
     assert sorted(built.dropped) == ["title_bm25", "wrong_vec"]
     assert [(o.action, o.name) for o in built.outcomes] == [
         ("up to date", "right_bm25"), ("replaced", "cards_embedding_vector")]
-    assert run("verify", birds, env).clean
+    assert run("verify", engine_birds, env).clean
 
 
 # ---------------------------------------------------------------- search
 
 
-def test_engine_hybrid_sql_equals_client_rrf_over_the_engines_own_arms(fake, birds, env):
-    run("sync", birds, env)
-    run("build", birds, env)
-    local = LocalCards.load(birds, embed=embed_local)
+def test_engine_hybrid_sql_equals_client_rrf_over_the_engines_own_arms(fake, engine_birds, env):
+    run("sync", engine_birds, env)
+    run("build", engine_birds, env)
+    local = LocalCards.load(engine_birds, embed=embed_local)
     settings = settings_or_refuse(local, env)
     s = local.config.search
     for text in birds_queries():
@@ -218,48 +191,48 @@ def test_engine_hybrid_sql_equals_client_rrf_over_the_engines_own_arms(fake, bir
         assert answer.semantic.retrieval.approximate is True
 
 
-def test_exact_vector_search_is_a_scan_and_says_so(fake, birds, env):
-    run("sync", birds, env)
-    run("build", birds, env)
+def test_exact_vector_search_is_a_scan_and_says_so(fake, engine_birds, env):
+    run("sync", engine_birds, env)
+    run("build", engine_birds, env)
     text = birds_queries()[0]
-    approx = run("search", birds, env, text=text, mode="semantic")
+    approx = run("search", engine_birds, env, text=text, mode="semantic")
     assert fake.query_log[-1].served_by == "vector_index"
-    exact = run("search", birds, env, text=text, mode="semantic", exact=True)
+    exact = run("search", engine_birds, env, text=text, mode="semantic", exact=True)
     assert fake.query_log[-1].served_by == "scan"
     assert exact.semantic.retrieval.approximate is False
     assert approx.semantic.retrieval.approximate is True
     assert exact.semantic.names()[:5] == approx.semantic.names()[:5]
 
 
-def test_a_blank_query_sends_nothing(fake, birds, env):
+def test_a_blank_query_sends_nothing(fake, engine_birds, env):
     before = len(fake.requests)
-    answer = run("search", birds, env, text="   ")
+    answer = run("search", engine_birds, env, text="   ")
     assert answer.ok and all(not r.hits for r in answer.rankings().values())
     assert len(fake.requests) == before
 
 
-def test_a_query_no_card_matches_gives_an_empty_bm25_ranking(fake, birds, env):
-    run("sync", birds, env)
-    run("build", birds, env)
-    answer = run("search", birds, env, text="xyzzyplugh", mode="bm25")
+def test_a_query_no_card_matches_gives_an_empty_bm25_ranking(fake, engine_birds, env):
+    run("sync", engine_birds, env)
+    run("build", engine_birds, env)
+    answer = run("search", engine_birds, env, text="xyzzyplugh", mode="bm25")
     assert answer.bm25.ok and answer.bm25.hits == ()
 
 
-def test_bm25_without_its_index_refuses_with_the_build_command_and_sends_no_bm25(fake, birds,
-                                                                               env):
-    run("sync", birds, env)
-    answer = run("search", birds, env, text="owl", mode="bm25")
+def test_bm25_without_its_index_refuses_with_the_build_command_and_sends_no_bm25(fake, engine_birds,
+                                                                                 env):
+    run("sync", engine_birds, env)
+    answer = run("search", engine_birds, env, text="owl", mode="bm25")
     assert not answer.bm25.ok
     assert "has no bm25 index on text" in answer.bm25.refusal.message
     assert answer.bm25.refusal.fix == "hql-tui engine build VAULT"
     assert not any("bm25_search" in q.sql for q in fake.query_log)
 
 
-def test_vector_arm_refuses_without_a_query_vector_and_hybrid_does_not_fall_back(fake, birds,
+def test_vector_arm_refuses_without_a_query_vector_and_hybrid_does_not_fall_back(fake, engine_birds,
                                                                                  env):
-    run("sync", birds, env)
-    run("build", birds, env)
-    answer = run("search", birds, env, text="a query nobody stored")
+    run("sync", engine_birds, env)
+    run("build", engine_birds, env)
+    answer = run("search", engine_birds, env, text="a query nobody stored")
     assert answer.bm25.ok
     assert not answer.semantic.ok and not answer.hybrid.ok
     assert "hql-semantics build" in answer.hybrid.refusal.fix
@@ -268,44 +241,44 @@ def test_vector_arm_refuses_without_a_query_vector_and_hybrid_does_not_fall_back
 # ---------------------------------------------------------------- faults
 
 
-def test_resource_locked_on_a_load_is_retried_after_retry_after(fake, birds, env):
+def test_resource_locked_on_a_load_is_retried_after_retry_after(fake, engine_birds, env):
     fake.inject_fault("POST", LOADS, status=409, code="RESOURCE_LOCKED", retry_after=2, times=2)
     rec = Recorder()
-    run("sync", birds, env, rec)
+    run("sync", engine_birds, env, rec)
     retries = rec.of(Retrying)
     assert [r.code for r in retries] == ["RESOURCE_LOCKED"] * 2 and 2.0 in rec.sleeps
-    assert run("sync", birds, env).up_to_date
+    assert run("sync", engine_birds, env).up_to_date
 
 
-def test_overloaded_query_is_retried_and_bounded(fake, birds, env):
-    run("sync", birds, env)
-    run("build", birds, env)
+def test_overloaded_query_is_retried_and_bounded(fake, engine_birds, env):
+    run("sync", engine_birds, env)
+    run("build", engine_birds, env)
     fake.inject_fault("POST", "/v1/query", status=429, retry_after=1.5, times=1)
     rec = Recorder()
-    assert run("search", birds, env, rec, text="owl", mode="bm25").bm25.ok
+    assert run("search", engine_birds, env, rec, text="owl", mode="bm25").bm25.ok
     assert rec.sleeps[:1] == [1.5] and rec.of(Retrying)[0].code == "OVERLOADED"
     fake.inject_fault("POST", "/v1/query", status=429, retry_after=1, times=50)
-    local = LocalCards.load(birds, embed=embed_local)
+    local = LocalCards.load(engine_birds, embed=embed_local)
     opts = Recorder().options(policy=RetryPolicy(max_attempts=3))
     with pytest.raises(EngineFailure, match="after 3 attempts"):
         search(local, settings_or_refuse(local, env), "owl", mode="bm25", options=opts)
     fake.clear_faults()
 
 
-def test_other_errors_are_not_retried_and_carry_the_engines_message(fake, birds, env):
-    run("sync", birds, env)
+def test_other_errors_are_not_retried_and_carry_the_engines_message(fake, engine_birds, env):
+    run("sync", engine_birds, env)
     fake.inject_fault("POST", CREATES, status=500, message="index store unavailable: disk full")
     with pytest.raises(EngineFailure, match="index store unavailable: disk full"):
-        run("build", birds, env)
+        run("build", engine_birds, env)
     assert count(fake, "POST", CREATES) == 1
 
 
 @pytest.mark.parametrize("drop", ["after", "before"])
-def test_dropped_connection_on_create_never_creates_twice(fake, birds, env, drop):
-    run("sync", birds, env)
+def test_dropped_connection_on_create_never_creates_twice(fake, engine_birds, env, drop):
+    run("sync", engine_birds, env)
     fake.inject_fault("POST", CREATES, drop=drop)
     rec = Recorder()
-    built = run("build", birds, env, rec)
+    built = run("build", engine_birds, env, rec)
     assert [o.action for o in built.outcomes] == ["created", "created"]
     # "after": the engine did create it; the client re-read and adopted its job.
     # "before": nothing was created; the client re-read, then sent it once more.
@@ -316,44 +289,44 @@ def test_dropped_connection_on_create_never_creates_twice(fake, birds, env, drop
                                                       "cards")
     assert sorted(i.index_name for i in listed.indexes) == ["cards_embedding_vector",
                                                             "cards_text_bm25"]
-    assert rec.of(Retrying) and run("verify", birds, env).clean
+    assert rec.of(Retrying) and run("verify", engine_birds, env).clean
 
 
 @pytest.mark.parametrize("drop", ["after", "before"])
-def test_dropped_connection_on_a_load_rereads_before_writing_again(fake, birds, env, drop):
+def test_dropped_connection_on_a_load_rereads_before_writing_again(fake, engine_birds, env, drop):
     fake.inject_fault("POST", LOADS, drop=drop)
-    report = run("sync", birds, env)
-    assert report.added == len(load_vault(birds).cards)
+    report = run("sync", engine_birds, env)
+    assert report.added == len(load_vault(engine_birds).cards)
     assert count(fake, "POST", LOADS) == (1 if drop == "after" else 2)
-    run("build", birds, env)
-    assert run("verify", birds, env).clean
+    run("build", engine_birds, env)
+    assert run("verify", engine_birds, env).clean
 
 
 @pytest.mark.parametrize("status", ["failed", "partially_succeeded"])
-def test_a_failed_index_job_is_a_failure_with_its_message(fake, birds, env, status):
-    run("sync", birds, env)
+def test_a_failed_index_job_is_a_failure_with_its_message(fake, engine_birds, env, status):
+    run("sync", engine_birds, env)
     fake.inject_job_fault("create_index", status=status,
                           message="could not detect dimension for 'embedding'")
     rec = Recorder()
     with pytest.raises(EngineFailure) as info:
-        run("build", birds, env, rec)
+        run("build", engine_birds, env, rec)
     assert "could not detect dimension for 'embedding'" in str(info.value)
     assert info.value.detail == "could not detect dimension for 'embedding'"
     last = rec.of(JobProgress)[-1]
     assert last.status == status and last.error == info.value.detail
     if status == "partially_succeeded":
         assert "partially succeeded" in str(info.value)
-    assert not run("verify", birds, env).clean  # nothing was reported as built
+    assert not run("verify", engine_birds, env).clean  # nothing was reported as built
 
 
-def test_a_failed_load_job_fails_the_sync(fake, birds, env):
+def test_a_failed_load_job_fails_the_sync(fake, engine_birds, env):
     fake.inject_job_fault("managed_load", status="failed", message="storage quota exceeded")
     with pytest.raises(EngineFailure, match="storage quota exceeded"):
-        run("sync", birds, env)
+        run("sync", engine_birds, env)
 
 
-def test_cancel_stops_between_polls(fake, birds, env):
-    run("sync", birds, env)
+def test_cancel_stops_between_polls(fake, engine_birds, env):
+    run("sync", engine_birds, env)
     cancel = threading.Event()
     rec = Recorder()
 
@@ -362,21 +335,21 @@ def test_cancel_stops_between_polls(fake, birds, env):
         if isinstance(event, JobProgress):
             cancel.set()
 
-    local = LocalCards.load(birds, embed=embed_local)
+    local = LocalCards.load(engine_birds, embed=embed_local)
     opts = Options(on_event=on_event, sleep=rec.sleep, clock=rec.clock, cancel=cancel)
     with pytest.raises(EngineCancelled):
         build(settings_or_refuse(local, env), opts)
 
 
-def test_cancel_ends_a_long_retry_after_wait_at_once(fake, birds, env):
+def test_cancel_ends_a_long_retry_after_wait_at_once(fake, engine_birds, env):
     """Only the cancel event is injected: the default sleep is the event's own wait, so a
     60 s Retry-After ends as soon as the cancel is set (the app joins workers at exit)."""
     import time
 
-    run("sync", birds, env)
-    run("build", birds, env)
+    run("sync", engine_birds, env)
+    run("build", engine_birds, env)
     fake.inject_fault("POST", "/v1/query", status=429, retry_after=60, times=5)
-    local = LocalCards.load(birds, embed=embed_local)
+    local = LocalCards.load(engine_birds, embed=embed_local)
     settings = settings_or_refuse(local, env)
     cancel = threading.Event()
     waiting = threading.Event()
@@ -406,13 +379,13 @@ def test_cancel_ends_a_long_retry_after_wait_at_once(fake, birds, env):
     fake.clear_faults()
 
 
-def test_wrong_key_and_unknown_database_fail_with_the_engines_words(fake, birds, env):
+def test_wrong_key_and_unknown_database_fail_with_the_engines_words(fake, engine_birds, env):
     with pytest.raises(EngineFailure, match="invalid API key"):
-        run("sync", birds, {**env, "HOTDATA_API_KEY": "wrong"})
-    text = (birds / "hql.toml").read_text().replace('database = "db_', 'database = "nope_')
-    (birds / "hql.toml").write_text(text)
+        run("sync", engine_birds, {**env, "HOTDATA_API_KEY": "wrong"})
+    text = (engine_birds / "hql.toml").read_text().replace('database = "db_', 'database = "nope_')
+    (engine_birds / "hql.toml").write_text(text)
     with pytest.raises(EngineFailure, match="was not found in workspace"):
-        run("build", birds, env)
+        run("build", engine_birds, env)
 
 
 # ------------------------------------------------- faults a user meets, in one line
@@ -430,41 +403,41 @@ def failure(kind, root, env, **kw) -> str:  # noqa: ANN001 - the helpers' own ty
     return message
 
 
-def test_a_reply_that_is_not_json_is_named_so(fake, birds, env) -> None:
-    run("sync", birds, env)
-    run("build", birds, env)
+def test_a_reply_that_is_not_json_is_named_so(fake, engine_birds, env) -> None:
+    run("sync", engine_birds, env)
+    run("build", engine_birds, env)
     fake.inject_fault("POST", QUERY, body=b"<html>oops</html>", times=10)
-    message = failure("search", birds, env, text="owl", mode="bm25")
+    message = failure("search", engine_birds, env, text="owl", mode="bm25")
     assert message.endswith("the engine's reply is not JSON (it begins `<html>oops</html>`)")
     assert "JSONDecodeError" not in message
 
 
-def test_a_reply_of_the_wrong_shape_is_one_line(fake, birds, env) -> None:
-    run("sync", birds, env)
-    run("build", birds, env)
+def test_a_reply_of_the_wrong_shape_is_one_line(fake, engine_birds, env) -> None:
+    run("sync", engine_birds, env)
+    run("build", engine_birds, env)
     fake.inject_fault("POST", QUERY, body=b'{"columns": 7, "rows": "many"}', times=10)
-    message = failure("search", birds, env, text="owl", mode="bm25")
+    message = failure("search", engine_birds, env, text="owl", mode="bm25")
     assert "the engine's reply does not have the expected shape" in message
     assert "pydantic" not in message and "errors.pydantic.dev" not in message
 
 
-def test_a_refused_upload_gives_the_engines_message_not_its_headers(fake, birds, env
-                                                                     ) -> None:
+def test_a_refused_upload_gives_the_engines_message_not_its_headers(fake, engine_birds, env
+                                                                    ) -> None:
     fake.inject_fault("POST", "/v1/uploads", status=403, code="FORBIDDEN",
                       message="this key may not upload")
-    message = failure("sync", birds, env)
+    message = failure("sync", engine_birds, env)
     assert message == "upload Parquet: this key may not upload"
 
 
-def test_no_reply_within_the_request_timeout_is_called_a_timeout(fake, birds, env
-                                                                  ) -> None:
-    run("sync", birds, env)
-    run("build", birds, env)
+def test_no_reply_within_the_request_timeout_is_called_a_timeout(fake, engine_birds, env
+                                                                 ) -> None:
+    run("sync", engine_birds, env)
+    run("build", engine_birds, env)
     fake.inject_fault("GET", "/v1/connections/*/indexes", stall=30, times=10)
     try:
         rec = Recorder()
         options = rec.options(request_timeout=0.2)
-        local = LocalCards.load(birds, embed=embed_local)
+        local = LocalCards.load(engine_birds, embed=embed_local)
         with pytest.raises(EngineFailure) as caught:
             verify(local, settings_or_refuse(local, env), options)
     finally:

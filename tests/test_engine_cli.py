@@ -3,79 +3,61 @@
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
 from hqltui.cli import main as cli_main
-from tests.helpers.engine_vaults import BIRDS, add_engine, birds_queries, fresh_index
+from tests.helpers.engine_vaults import birds_queries
 
-pytest_plugins = ["tests.fake_hotdata.fixtures"]
-
-
-@pytest.fixture
-def vault(tmp_path, fake_hotdata, monkeypatch):
-    from tests.fake_hotdata.testing import api_client, create_database
-
-    fake_hotdata.set_job_mode("immediate")
-    with api_client(fake_hotdata) as api:
-        db = create_database(api)
-    root = tmp_path / "birds"
-    shutil.copytree(BIRDS, root)
-    fresh_index(root, birds_queries())
-    add_engine(root, db.id)
-    monkeypatch.setenv("HOTDATA_API_KEY", fake_hotdata.api_key)
-    monkeypatch.setenv("HOTDATA_WORKSPACE", fake_hotdata.workspace_id)
-    monkeypatch.setenv("HOTDATA_API_URL", fake_hotdata.url)
-    return root
+pytest_plugins = ["tests.helpers.engine_fixtures"]
 
 
 def engine(*args: str) -> int:
     return cli_main(["engine", *args])
 
 
-def test_sync_build_verify_search_exit_zero_and_print(vault, capsys):
-    assert engine("sync", str(vault)) == 0
+def test_sync_build_verify_search_exit_zero_and_print(engine_cli_vault, capsys):
+    assert engine("sync", str(engine_cli_vault)) == 0
     out, err = capsys.readouterr()
     assert out.startswith("synced default.public.cards") and "rows written" in err
-    assert engine("build", str(vault)) == 0
+    assert engine("build", str(engine_cli_vault)) == 0
     assert "created" in capsys.readouterr().out
-    assert engine("build", str(vault)) == 0
+    assert engine("build", str(engine_cli_vault)) == 0
     assert capsys.readouterr().out.startswith("up to date")
-    assert engine("verify", str(vault), "--json") == 0
+    assert engine("verify", str(engine_cli_vault), "--json") == 0
     report = json.loads(capsys.readouterr().out)
     assert report["clean"] and report["counts"] == {"stale": 0, "missing": 0, "orphan": 0}
     query = birds_queries()[0]
-    assert engine("search", str(vault), query, "--json", "--limit", "5") == 0
+    assert engine("search", str(engine_cli_vault), query, "--json", "--limit", "5") == 0
     answer = json.loads(capsys.readouterr().out)
     assert set(answer) == {"query", "bm25", "semantic", "hybrid", "statements"}
     assert answer["semantic"]["retrieval"]["approximate"] is True
     assert len(answer["hybrid"]["hits"]) == 5 and "arms" in answer["hybrid"]["hits"][0]
-    assert engine("search", str(vault), query, "--mode", "semantic", "--exact") == 0
+    assert engine("search", str(engine_cli_vault), query, "--mode", "semantic", "--exact") == 0
     assert "engine semantic (exact;" in capsys.readouterr().out
 
 
-def test_verify_lists_every_problem_and_exits_one(vault, capsys):
-    assert engine("sync", str(vault), "--quiet") == 0
-    card = vault / "barn-owl.hmd"
+def test_verify_lists_every_problem_and_exits_one(engine_cli_vault, capsys):
+    assert engine("sync", str(engine_cli_vault), "--quiet") == 0
+    card = engine_cli_vault / "barn-owl.hmd"
     card.write_text(card.read_text() + "\nEdited.\n")
-    (vault / "dodo-member-of-raphinae.hmd").unlink()
+    (engine_cli_vault / "dodo-member-of-raphinae.hmd").unlink()
     capsys.readouterr()
-    assert engine("verify", str(vault)) == 1
+    assert engine("verify", str(engine_cli_vault)) == 1
     out = capsys.readouterr().out
     for kind in ("engine-stale", "engine-orphan", "index-missing"):
         assert kind in out
     assert "barn-owl" in out and "dodo-member-of-raphinae" in out
 
 
-def test_refusals_exit_one_with_one_clear_line_and_no_secret(vault, capsys, monkeypatch):
+def test_refusals_exit_one_with_one_clear_line_and_no_secret(engine_cli_vault, capsys, monkeypatch):
     monkeypatch.delenv("HOTDATA_WORKSPACE")
-    assert engine("sync", str(vault)) == 1
+    assert engine("sync", str(engine_cli_vault)) == 1
     err = capsys.readouterr().err
     assert "HOTDATA_WORKSPACE is not set" in err and "Traceback" not in err
     monkeypatch.setenv("HOTDATA_WORKSPACE", "ws")
     monkeypatch.delenv("HOTDATA_API_KEY")
-    assert engine("build", str(vault), "--json") == 1
+    assert engine("build", str(engine_cli_vault), "--json") == 1
     out = capsys.readouterr().out
     assert json.loads(out)["outcome"] == "refused"
 
@@ -88,10 +70,10 @@ def test_literal_key_refused_without_echo(tmp_path, capsys):
     assert "api_key_env" in captured.err and key not in captured.err + captured.out
 
 
-def test_engine_failure_exits_one_with_the_engines_message(vault, capsys, fake_hotdata):
-    assert engine("sync", str(vault), "--quiet") == 0
+def test_engine_failure_exits_one_with_the_engines_message(engine_cli_vault, capsys, fake_hotdata):
+    assert engine("sync", str(engine_cli_vault), "--quiet") == 0
     fake_hotdata.inject_job_fault("create_index", message="no space left on index volume")
-    assert engine("build", str(vault)) == 1
+    assert engine("build", str(engine_cli_vault)) == 1
     err = capsys.readouterr().err
     assert "no space left on index volume" in err and "Traceback" not in err
 

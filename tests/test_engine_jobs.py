@@ -4,40 +4,14 @@ attempts, a log, the result, and the engine's own text on failure."""
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from hqltui.core.engine.jobs import engine_sync_build_job, engine_verify_job
 from hqltui.core.jobs import JobBoard
-from tests.helpers.engine_vaults import BIRDS, Recorder, add_engine, birds_queries, fresh_index
+from tests.helpers.engine_vaults import Recorder
+from tests.helpers.vaults import copy_vault
 
-pytest_plugins = ["tests.fake_hotdata.fixtures"]
-
-
-@pytest.fixture
-def fake(fake_hotdata):
-    fake_hotdata.set_job_mode("poll")
-    return fake_hotdata
-
-
-@pytest.fixture
-def env(fake):
-    return {"HOTDATA_API_KEY": fake.api_key, "HOTDATA_WORKSPACE": fake.workspace_id,
-            "HOTDATA_API_URL": fake.url}
-
-
-@pytest.fixture
-def birds(tmp_path, fake):
-    from tests.fake_hotdata.testing import api_client, create_database
-
-    with api_client(fake) as api:
-        db = create_database(api)
-    root = tmp_path / "birds"
-    shutil.copytree(BIRDS, root)
-    fresh_index(root, birds_queries())
-    add_engine(root, db.id)
-    return root
+pytest_plugins = ["tests.helpers.engine_fixtures"]
 
 
 def options(rec: Recorder) -> dict:
@@ -50,9 +24,9 @@ def run(job):
     return final, events
 
 
-def test_sync_build_reports_rows_then_index_jobs_then_both_results(birds, env):
+def test_sync_build_reports_rows_then_index_jobs_then_both_results(engine_birds, env):
     rec = Recorder()
-    final, events = run(engine_sync_build_job(birds, env=env, engine_options=options(rec)))
+    final, events = run(engine_sync_build_job(engine_birds, env=env, engine_options=options(rec)))
     assert final.state == "succeeded", final.message
     assert final.kind == "engine-sync-build" and final.title == "engine: sync + build"
     assert events[0].state == "running"
@@ -67,7 +41,7 @@ def test_sync_build_reports_rows_then_index_jobs_then_both_results(birds, env):
     assert final.message.startswith("synced default.public.cards: 58 added")
     assert any(line.startswith("build: built on default.public.cards") for line in final.log)
 
-    again, _ = run(engine_sync_build_job(birds, env=env, engine_options=options(Recorder())))
+    again, _ = run(engine_sync_build_job(engine_birds, env=env, engine_options=options(Recorder())))
     assert again.state == "succeeded"
     assert again.message == ("up to date: 58 rows in default.public.cards match the vault · "
                              "up to date: default.public.cards has a ready bm25 index and a "
@@ -75,11 +49,11 @@ def test_sync_build_reports_rows_then_index_jobs_then_both_results(birds, env):
 
 
 @pytest.mark.parametrize("status", ["failed", "partially_succeeded"])
-def test_a_failed_index_job_fails_the_job_with_the_engine_text_verbatim(fake, birds, env,
-                                                                          status):
+def test_a_failed_index_job_fails_the_job_with_the_engine_text_verbatim(fake, engine_birds, env,
+                                                                        status):
     fake.inject_job_fault("create_index", status=status,
                           message="could not detect dimension for 'embedding'")
-    final, events = run(engine_sync_build_job(birds, env=env,
+    final, events = run(engine_sync_build_job(engine_birds, env=env,
                                               engine_options=options(Recorder())))
     assert final.state == "failed"
     assert "could not detect dimension for 'embedding'" in final.message
@@ -88,15 +62,15 @@ def test_a_failed_index_job_fails_the_job_with_the_engine_text_verbatim(fake, bi
     assert final.result is None
 
 
-def test_verify_is_clean_then_counts_an_engine_stale_card(birds, env):
-    run(engine_sync_build_job(birds, env=env, engine_options=options(Recorder())))
-    final, _ = run(engine_verify_job(birds, env=env, engine_options=options(Recorder())))
+def test_verify_is_clean_then_counts_an_engine_stale_card(engine_birds, env):
+    run(engine_sync_build_job(engine_birds, env=env, engine_options=options(Recorder())))
+    final, _ = run(engine_verify_job(engine_birds, env=env, engine_options=options(Recorder())))
     assert final.state == "succeeded" and final.message.startswith("clean:")
     assert final.result["counts"] == {"stale": 0, "missing": 0, "orphan": 0}
 
-    card = birds / "barn-owl.hmd"
+    card = engine_birds / "barn-owl.hmd"
     card.write_text(card.read_text() + "\nIt also nests in church towers.\n")
-    job = engine_verify_job(birds, env=env, engine_options=options(Recorder()))
+    job = engine_verify_job(engine_birds, env=env, engine_options=options(Recorder()))
     final, _ = run(job)
     assert final.state == "failed"
     assert final.message.endswith("(1 stale 0 missing 0 orphan)")
@@ -104,26 +78,26 @@ def test_verify_is_clean_then_counts_an_engine_stale_card(birds, env):
     assert any(line.startswith("engine-stale:") and "barn-owl" in line for line in final.log)
 
 
-def test_refusals_are_one_line_naming_what_to_set(fake, birds, env, tmp_path):
+def test_refusals_are_one_line_naming_what_to_set(fake, engine_birds, env, tmp_path):
     no_workspace = {k: v for k, v in env.items() if k != "HOTDATA_WORKSPACE"}
     before = len(fake.requests)
-    final, _ = run(engine_sync_build_job(birds, env=no_workspace))
+    final, _ = run(engine_sync_build_job(engine_birds, env=no_workspace))
     assert final.state == "failed"
     assert final.message.startswith("refused: the Hotdata workspace variable HOTDATA_WORKSPACE "
                                     "is not set")
     assert "; fix: export HOTDATA_WORKSPACE=<workspace id>" in final.message
     assert "\n" not in final.message
     plain = tmp_path / "plain"
-    shutil.copytree(BIRDS, plain)
+    copy_vault("birds", plain)
     final, _ = run(engine_verify_job(plain, env=env))
     assert final.message.startswith("refused: engine indexes are off: hql.toml has no [engine]")
     assert fake.api_key not in final.message
     assert len(fake.requests) == before  # nothing was sent
 
 
-def test_cancel_during_the_build_stops_between_polls(birds, env):
+def test_cancel_during_the_build_stops_between_polls(engine_birds, env):
     rec = Recorder()
-    job = engine_sync_build_job(birds, env=env, engine_options=options(rec))
+    job = engine_sync_build_job(engine_birds, env=env, engine_options=options(rec))
     events = []
 
     def emit(event):
@@ -136,10 +110,10 @@ def test_cancel_during_the_build_stops_between_polls(birds, env):
     assert final.message.startswith("cancelled during build")
 
 
-def test_one_engine_job_of_each_kind_at_a_time(birds, env):
+def test_one_engine_job_of_each_kind_at_a_time(engine_birds, env):
     board = JobBoard()
-    first = engine_sync_build_job(birds, env=env)
+    first = engine_sync_build_job(engine_birds, env=env)
     assert board.claim(first) is None
-    assert board.claim(engine_sync_build_job(birds, env=env)) == (
+    assert board.claim(engine_sync_build_job(engine_birds, env=env)) == (
         "engine: sync + build is already running")
-    assert board.claim(engine_verify_job(birds, env=env)) is None
+    assert board.claim(engine_verify_job(engine_birds, env=env)) is None

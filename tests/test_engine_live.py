@@ -9,7 +9,6 @@ the client-side RRF over the engine's own arms, and deletes the database.
 from __future__ import annotations
 
 import os
-import shutil
 
 import pytest
 
@@ -24,7 +23,7 @@ from hqltui.core.engine import (
     verify,
 )
 from hqltui.core.semantic import embed_local
-from tests.helpers.engine_vaults import BIRDS, add_engine, birds_queries, fresh_index
+from tests.helpers.engine_vaults import birds_queries, copy_engine_birds
 
 LIVE = bool(os.environ.get("HOTDATA_API_KEY")) and bool(os.environ.get("HOTDATA_WORKSPACE"))
 
@@ -56,10 +55,7 @@ def live_database():
 
 
 def test_live_sync_build_verify_search(tmp_path, live_database):
-    root = tmp_path / "birds"
-    shutil.copytree(BIRDS, root)
-    fresh_index(root, birds_queries())
-    add_engine(root, live_database)
+    root = copy_engine_birds(tmp_path / "birds", live_database)
     local = LocalCards.load(root, embed=embed_local)
     settings = settings_or_refuse(local)
     options = Options(poll_interval=2.0)

@@ -28,49 +28,18 @@ from hqltui.core.engine import (
 )
 from hqltui.core.engine import client as client_mod
 from hqltui.core.semantic import embed_local
-from tests.fake_hotdata.testing import api_client, create_database, parquet_bytes
+from tests.fake_hotdata.testing import api_client, parquet_bytes
 from tests.helpers.engine_vaults import (
-    BIRDS,
     CREATES,
     LOADS,
     Recorder,
-    add_engine,
     birds_queries,
     count,
     fresh_index,
     run,
 )
 
-pytest_plugins = ["tests.fake_hotdata.fixtures"]
-
-
-@pytest.fixture
-def fake(fake_hotdata):
-    fake_hotdata.set_job_mode("poll")  # each read of a job moves it one step
-    return fake_hotdata
-
-
-@pytest.fixture
-def db(fake):
-    with api_client(fake) as api:
-        return create_database(api)
-
-
-@pytest.fixture
-def env(fake):
-    return {"HOTDATA_API_KEY": fake.api_key, "HOTDATA_WORKSPACE": fake.workspace_id,
-            "HOTDATA_API_URL": fake.url}
-
-
-@pytest.fixture
-def birds(tmp_path, db):
-    import shutil
-
-    root = tmp_path / "birds"
-    shutil.copytree(BIRDS, root)
-    fresh_index(root, birds_queries())
-    add_engine(root, db.id)
-    return root
+pytest_plugins = ["tests.helpers.engine_fixtures"]
 
 
 def _query() -> str:
@@ -85,9 +54,9 @@ def _models_counted(fake) -> int:
 
 
 def test_vector_search_before_build_is_a_full_scan_that_says_so_and_after_build_names_its_index(
-        fake, birds, env):
-    run("sync", birds, env)
-    before = run("search", birds, env, text=_query())
+        fake, engine_birds, env):
+    run("sync", engine_birds, env)
+    before = run("search", engine_birds, env, text=_query())
     semantic, hybrid = before.semantic, before.hybrid
     assert semantic.ok and semantic.retrieval.approximate is False
     vector_queries = [q for q in fake.query_log if "cosine_distance" in q.sql]
@@ -101,8 +70,8 @@ def test_vector_search_before_build_is_a_full_scan_that_says_so_and_after_build_
     assert not before.bm25.ok and before.bm25.refusal.fix == "hql-tui engine build VAULT"
     assert not hybrid.ok and hybrid.retrieval.approximate is False
 
-    run("build", birds, env)
-    after = run("search", birds, env, text=_query())
+    run("build", engine_birds, env)
+    after = run("search", engine_birds, env, text=_query())
     semantic = after.semantic
     assert semantic.retrieval.approximate is True
     assert not [w for w in semantic.warnings if w.kind == "engine-index"]
@@ -119,24 +88,24 @@ def test_vector_search_before_build_is_a_full_scan_that_says_so_and_after_build_
         assert isinstance(record["execution_time_ms"], int) and record["sql"]
 
 
-def test_a_vector_index_of_another_metric_does_not_make_the_arm_approximate(fake, birds, env,
-                                                                             db):
-    run("sync", birds, env)
+def test_a_vector_index_of_another_metric_does_not_make_the_arm_approximate(fake, engine_birds, env,
+                                                                            db):
+    run("sync", engine_birds, env)
     with api_client(fake) as api:
         hotdata.IndexesApi(api).create_index(
             db.default_connection_id, "public", "cards",
             m.CreateIndexRequest(index_name="l2_vec", index_type="vector",
                                  columns=["embedding"], metric="l2"))
-    answer = run("search", birds, env, text=_query(), mode="semantic")
+    answer = run("search", engine_birds, env, text=_query(), mode="semantic")
     assert answer.semantic.retrieval.approximate is False
     assert fake.query_log[-1].served_by == "scan"
     assert any("uses metric l2, not cosine" in w.message for w in answer.semantic.warnings)
 
 
-def test_exact_is_a_full_scan_by_request_without_a_missing_index_warning(fake, birds, env):
-    run("sync", birds, env)
-    run("build", birds, env)
-    answer = run("search", birds, env, text=_query(), exact=True)
+def test_exact_is_a_full_scan_by_request_without_a_missing_index_warning(fake, engine_birds, env):
+    run("sync", engine_birds, env)
+    run("build", engine_birds, env)
+    answer = run("search", engine_birds, env, text=_query(), exact=True)
     assert answer.semantic.retrieval.approximate is False
     assert answer.semantic.retrieval.engine["served_by"] is None
     assert not [w for w in answer.semantic.warnings if w.kind == "engine-index"]
@@ -147,7 +116,9 @@ def test_exact_is_a_full_scan_by_request_without_a_missing_index_warning(fake, b
 
 
 def _relabel_local_index(root, revision: str) -> None:
-    from producer.index import IndexContents, read_index, write_index
+    from producer.index_format import IndexContents
+    from producer.index_reader import read_index
+    from producer.index_writer import write_index
 
     target = root / ".hql" / "index.sqlite"
     old = read_index(target)
@@ -155,11 +126,11 @@ def _relabel_local_index(root, revision: str) -> None:
                                       meta=old.meta, cards=old.cards, queries=old.queries))
 
 
-def test_rows_under_another_model_refuse_the_vector_arm_naming_both(fake, birds, env):
-    run("sync", birds, env)
-    run("build", birds, env)
-    _relabel_local_index(birds, "another-revision")
-    answer = run("search", birds, env, text=_query())
+def test_rows_under_another_model_refuse_the_vector_arm_naming_both(fake, engine_birds, env):
+    run("sync", engine_birds, env)
+    run("build", engine_birds, env)
+    _relabel_local_index(engine_birds, "another-revision")
+    answer = run("search", engine_birds, env, text=_query())
     assert answer.bm25.ok
     for ranking in (answer.semantic, answer.hybrid):
         assert not ranking.ok
@@ -171,50 +142,51 @@ def test_rows_under_another_model_refuse_the_vector_arm_naming_both(fake, birds,
     assert not any("cosine_distance" in q.sql for q in fake.query_log[-3:])
 
 
-def test_the_rows_model_is_the_retrievals_and_is_counted_once_until_the_next_sync(fake, birds,
-                                                                                  env):
-    run("sync", birds, env)
-    run("build", birds, env)
-    first = run("search", birds, env, text=_query(), mode="semantic")
+def test_the_rows_model_is_the_retrievals_and_is_counted_once_until_the_next_sync(
+        fake, engine_birds, env):
+    run("sync", engine_birds, env)
+    run("build", engine_birds, env)
+    first = run("search", engine_birds, env, text=_query(), mode="semantic")
     assert first.semantic.retrieval.revision == "test-random-unit-vectors"
     assert first.semantic.retrieval.engine["model_from"] == "the engine's rows"
     assert _models_counted(fake) == 1
-    run("search", birds, env, text=_query(), mode="semantic")
+    run("search", engine_birds, env, text=_query(), mode="semantic")
     assert _models_counted(fake) == 1  # cached
-    run("sync", birds, env)
-    run("search", birds, env, text=_query(), mode="semantic")
+    run("sync", engine_birds, env)
+    run("search", engine_birds, env, text=_query(), mode="semantic")
     assert _models_counted(fake) == 2  # a sync forgets it
-    run("build", birds, env)
-    run("search", birds, env, text=_query(), mode="semantic")
+    run("build", engine_birds, env)
+    run("search", engine_birds, env, text=_query(), mode="semantic")
     assert _models_counted(fake) == 3  # so does a build
 
 
-def test_an_engine_warning_is_kept_and_shown(fake, birds, env, capsys, monkeypatch):
-    run("sync", birds, env)
-    run("build", birds, env)
+def test_an_engine_warning_is_kept_and_shown(fake, engine_birds, env, capsys, monkeypatch):
+    run("sync", engine_birds, env)
+    run("build", engine_birds, env)
     fake.state.query_warning = "result preview truncated to 10000 rows"
-    answer = run("search", birds, env, text=_query(), mode="bm25")
+    answer = run("search", engine_birds, env, text=_query(), mode="bm25")
     assert answer.bm25.retrieval.engine["warning"] == "result preview truncated to 10000 rows"
     assert [w.message for w in answer.bm25.warnings if w.kind == "engine"] == [
         "the engine warned: result preview truncated to 10000 rows"]
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    assert cli_main(["engine", "search", str(birds), _query(), "--mode", "bm25"]) == 0
+    assert cli_main(["engine", "search", str(engine_birds), _query(), "--mode", "bm25"]) == 0
     assert "  warning: the engine warned: result preview truncated" in capsys.readouterr().out
 
 
 # ---------------------------------------------------------------- --show-sql
 
 
-def test_show_sql_prints_each_statement_before_its_results_and_json_carries_them(fake, birds,
+def test_show_sql_prints_each_statement_before_its_results_and_json_carries_them(fake, engine_birds,
                                                                                  env, capsys,
                                                                                  monkeypatch):
-    run("sync", birds, env)
-    run("build", birds, env)
+    run("sync", engine_birds, env)
+    run("build", engine_birds, env)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     capsys.readouterr()
-    assert cli_main(["engine", "search", str(birds), _query(), "--show-sql", "--limit", "3"]) == 0
+    assert cli_main(["engine", "search", str(engine_birds), _query(), "--show-sql",
+                     "--limit", "3"]) == 0
     lines = capsys.readouterr().out.splitlines()
     heads = [i for i, line in enumerate(lines) if line.startswith("engine ")]
     assert len(heads) == 3
@@ -227,98 +199,98 @@ def test_show_sql_prints_each_statement_before_its_results_and_json_carries_them
     assert lines[0].startswith("sql (find the table's catalog): SELECT table_catalog FROM "
                                "information_schema.tables")
     assert lines[1].startswith("sql (count the rows' models): SELECT model, revision")
-    assert cli_main(["engine", "search", str(birds), _query(), "--json"]) == 0
+    assert cli_main(["engine", "search", str(engine_birds), _query(), "--json"]) == 0
     answer = json.loads(capsys.readouterr().out)
     assert [s["what"] for s in answer["statements"]] == [
         "engine bm25 search", "engine vector search", "engine hybrid search"]  # both cached
     assert answer["hybrid"]["retrieval"]["engine"]["sql"].startswith("WITH near AS")
     # without the flag, no statement is printed
-    assert cli_main(["engine", "search", str(birds), _query()]) == 0
+    assert cli_main(["engine", "search", str(engine_birds), _query()]) == 0
     assert "sql:" not in capsys.readouterr().out
 
 
 # ---------------------------------------------------------------- jobs and transient faults
 
 
-def test_a_503_on_one_job_read_is_retried_and_the_build_succeeds(fake, birds, env):
-    run("sync", birds, env)
+def test_a_503_on_one_job_read_is_retried_and_the_build_succeeds(fake, engine_birds, env):
+    run("sync", engine_birds, env)
     fake.inject_fault("GET", "/v1/jobs/*", status=503, code="PERSISTENCE_UNAVAILABLE",
                       message="job store briefly unavailable")
     rec = Recorder()
-    built = run("build", birds, env, rec)
+    built = run("build", engine_birds, env, rec)
     assert [o.action for o in built.outcomes] == ["created", "created"]
     [retry] = [r for r in rec.of(Retrying) if r.status == 503]
     assert "job store briefly unavailable" in retry.message
-    assert run("verify", birds, env).clean
+    assert run("verify", engine_birds, env).clean
 
 
-def test_a_dropped_connection_on_a_job_read_is_retried(fake, birds, env):
-    run("sync", birds, env)
+def test_a_dropped_connection_on_a_job_read_is_retried(fake, engine_birds, env):
+    run("sync", engine_birds, env)
     fake.inject_fault("GET", "/v1/jobs/*", drop="before")
-    assert [o.action for o in run("build", birds, env).outcomes] == ["created", "created"]
+    assert [o.action for o in run("build", engine_birds, env).outcomes] == ["created", "created"]
 
 
-def test_job_reads_give_up_within_the_same_budget(fake, birds, env):
-    run("sync", birds, env)
+def test_job_reads_give_up_within_the_same_budget(fake, engine_birds, env):
+    run("sync", engine_birds, env)
     fake.inject_fault("GET", "/v1/jobs/*", status=503, times=50)
     with pytest.raises(EngineFailure, match="after 6 attempts"):
-        run("build", birds, env)
+        run("build", engine_birds, env)
     fake.clear_faults()
 
 
-def test_a_5xx_on_a_create_is_still_not_retried(fake, birds, env):
-    run("sync", birds, env)
+def test_a_5xx_on_a_create_is_still_not_retried(fake, engine_birds, env):
+    run("sync", engine_birds, env)
     fake.inject_fault("POST", CREATES, status=503, message="index store unavailable")
     with pytest.raises(EngineFailure, match="index store unavailable"):
-        run("build", birds, env)
+        run("build", engine_birds, env)
     assert count(fake, "POST", CREATES) == 1
 
 
-def test_a_partially_succeeded_index_is_rebuilt_by_the_next_build_never_up_to_date(fake, birds,
-                                                                                   env):
-    run("sync", birds, env)
+def test_a_partially_succeeded_index_is_rebuilt_by_the_next_build_never_up_to_date(
+        fake, engine_birds, env):
+    run("sync", engine_birds, env)
     fake.inject_job_fault("create_index", status="partially_succeeded",
                           message="2 of 48 rows were not indexed")
     with pytest.raises(EngineFailure, match="partially succeeded"):
-        run("build", birds, env)
-    report = run("verify", birds, env)
+        run("build", engine_birds, env)
+    report = run("verify", engine_birds, env)
     [failed] = [p for p in report.problems if p.kind == "index-failed"]
     assert "partially succeeded (2 of 48 rows were not indexed)" in failed.message
     rec = Recorder()
-    again = run("build", birds, env, rec)
+    again = run("build", engine_birds, env, rec)
     assert not again.up_to_date
     assert [(o.spec.index_type, o.action) for o in again.outcomes] == [
         ("bm25", "replaced"), ("vector", "created")]
     assert "cards_text_bm25" in again.dropped
     assert any("its build job partially succeeded" in e.message for e in rec.of(Step))
-    assert run("build", birds, env).up_to_date  # its new job succeeded
-    assert run("verify", birds, env).clean
+    assert run("build", engine_birds, env).up_to_date  # its new job succeeded
+    assert run("verify", engine_birds, env).clean
 
 
-def test_after_an_interrupted_sync_verify_bm25_and_vector_each_say_what_is_missing(fake, birds,
-                                                                                    env):
+def test_after_an_interrupted_sync_verify_bm25_and_vector_each_say_what_is_missing(
+        fake, engine_birds, env):
     """Rows present, search indexes absent: what a sync interrupted after its loads leaves."""
-    run("sync", birds, env)
-    report = run("verify", birds, env)
+    run("sync", engine_birds, env)
+    report = run("verify", engine_birds, env)
     assert {p.kind for p in report.problems} == {"index-missing"}
     assert all("run `hql-tui engine build VAULT`" in p.message for p in report.problems)
-    answer = run("search", birds, env, text=_query())
+    answer = run("search", engine_birds, env, text=_query())
     assert not answer.bm25.ok and "hql-tui engine build VAULT" == answer.bm25.refusal.fix
     assert answer.semantic.ok and answer.semantic.retrieval.approximate is False
     assert any("the index is missing" in w.message for w in answer.semantic.warnings)
 
 
-def test_the_job_list_is_read_page_by_page(fake, birds, env, monkeypatch):
+def test_the_job_list_is_read_page_by_page(fake, engine_birds, env, monkeypatch):
     monkeypatch.setattr(client_mod, "JOBS_PAGE", 1)
-    run("sync", birds, env)
-    run("build", birds, env)
-    card = birds / "barn-owl.hmd"  # an edit: the next sync drops both indexes
+    run("sync", engine_birds, env)
+    run("build", engine_birds, env)
+    card = engine_birds / "barn-owl.hmd"  # an edit: the next sync drops both indexes
     card.write_text(card.read_text() + "\nIt also nests in church towers.\n")
-    fresh_index(birds, birds_queries())
-    run("sync", birds, env)
+    fresh_index(engine_birds, birds_queries())
+    run("sync", engine_birds, env)
     # The lost create's job is on a later page than the two earlier builds' jobs.
     fake.inject_fault("POST", CREATES, drop="after")
-    local = LocalCards.load(birds, embed=embed_local)
+    local = LocalCards.load(engine_birds, embed=embed_local)
     built = build(settings_or_refuse(local, env), Recorder().options(job_timeout=20))
     assert [o.action for o in built.outcomes] == ["created", "created"]
     assert count(fake, "POST", CREATES) == 4  # the lost create was found, never resent
@@ -336,8 +308,9 @@ def _other_table(fake, db):
 
 
 @pytest.mark.parametrize("drop", ["before", "after"])
-def test_a_lost_create_reply_never_adopts_another_tables_index_job(fake, birds, env, db, drop):
-    run("sync", birds, env)
+def test_a_lost_create_reply_never_adopts_another_tables_index_job(fake, engine_birds, env, db,
+                                                                   drop):
+    run("sync", engine_birds, env)
     _other_table(fake, db)
     fake.inject_fault("POST", CREATES, drop=drop, times=1)
     rec = Recorder()
@@ -354,17 +327,17 @@ def test_a_lost_create_reply_never_adopts_another_tables_index_job(fake, birds, 
                                          columns=["text"], var_async=True))
             fake.run_jobs()
 
-    local = LocalCards.load(birds, embed=embed_local)
+    local = LocalCards.load(engine_birds, embed=embed_local)
     options = dataclasses.replace(rec.options(), on_event=on_event)
     built = build(settings_or_refuse(local, env), options)
     assert [o.action for o in built.outcomes] == ["created", "created"]
     # "before": ours never arrived and is sent again; "after": ours is followed to its end.
     # Either way the other table's create is one of the creates counted.
     assert count(fake, "POST", CREATES) == (4 if drop == "before" else 3)
-    assert run("verify", birds, env).clean
+    assert run("verify", engine_birds, env).clean
 
 
-def test_a_lost_load_reply_never_waits_on_another_tables_load(fake, birds, env, db):
+def test_a_lost_load_reply_never_waits_on_another_tables_load(fake, engine_birds, env, db):
     _other_table(fake, db)
     fake.inject_fault("POST", LOADS.replace("*/tables/*", "*/tables/cards"), drop="before")
 
@@ -381,16 +354,16 @@ def test_a_lost_load_reply_never_waits_on_another_tables_load(fake, birds, env, 
                         mode="upsert", upload_id=upload.upload_id, key=["name"],
                         var_async=True))
 
-    local = LocalCards.load(birds, embed=embed_local)
+    local = LocalCards.load(engine_birds, embed=embed_local)
     rec = Recorder()
     options = dataclasses.replace(rec.options(), on_event=on_event)
     report = sync(local, settings_or_refuse(local, env), options)
     assert report.added == len(local.vault.cards)  # the other table's failure is not ours
-    assert run("sync", birds, env).up_to_date
+    assert run("sync", engine_birds, env).up_to_date
 
 
-def test_ctrl_c_during_a_sync_says_a_load_job_may_still_run(fake, birds, env, capsys,
-                                                              monkeypatch):
+def test_ctrl_c_during_a_sync_says_a_load_job_may_still_run(fake, engine_birds, env, capsys,
+                                                            monkeypatch):
     import hqltui.commands.engine as engine_cmd
 
     for name, value in env.items():
@@ -403,7 +376,7 @@ def test_ctrl_c_during_a_sync_says_a_load_job_may_still_run(fake, birds, env, ca
         return emit
 
     monkeypatch.setattr(engine_cmd, "_printer", interrupting)
-    assert cli_main(["engine", "sync", str(birds)]) == 130
+    assert cli_main(["engine", "sync", str(engine_birds)]) == 130
     err = capsys.readouterr().err
     assert "hql-tui engine sync: interrupted; a load job may still run on the engine" in err
     assert "run `hql-tui engine sync VAULT` again" in err and "Traceback" not in err

@@ -8,8 +8,6 @@ refuse it naming its columns, and the catalog is discovered from information_sch
 
 from __future__ import annotations
 
-import shutil
-
 import hotdata
 import numpy as np
 import pyarrow as pa
@@ -19,31 +17,12 @@ from hotdata import models as m
 from hqltui.core.engine import EngineRefused, LocalCards, settings_or_refuse
 from hqltui.core.semantic import embed_local
 from tests.fake_hotdata.testing import api_client, load
-from tests.helpers.engine_vaults import (
-    BIRDS,
-    RANDOM_REVISION,
-    add_engine,
-    birds_queries,
-    fresh_index,
-    run,
-)
+from tests.helpers.engine_vaults import RANDOM_REVISION, birds_queries, copy_engine_birds, run
 
-pytest_plugins = ["tests.fake_hotdata.fixtures"]
+pytest_plugins = ["tests.helpers.engine_fixtures"]
 
 DOCS = ('table = "docs"\nkey_column = "id"\ntext_column = "body"\nvector_column = "vec"\n'
         'model = "{model}"\nrevision = "{revision}"\n')
-
-
-@pytest.fixture
-def fake(fake_hotdata):
-    fake_hotdata.set_job_mode("poll")
-    return fake_hotdata
-
-
-@pytest.fixture
-def env(fake):
-    return {"HOTDATA_API_KEY": fake.api_key, "HOTDATA_WORKSPACE": fake.workspace_id,
-            "HOTDATA_API_URL": fake.url}
 
 
 def _database(fake, catalog: str | None = None, table: str = "docs", key: str = "id"):
@@ -52,14 +31,6 @@ def _database(fake, catalog: str | None = None, table: str = "docs", key: str = 
         return hotdata.DatabasesApi(api).create_database(m.CreateDatabaseRequest(
             name="theirs", default_catalog=catalog,
             schemas=[m.DatabaseDefaultSchemaDecl(name="public", tables=[decl])]))
-
-
-def _vault(tmp_path, db, extra: str):
-    root = tmp_path / "birds"
-    shutil.copytree(BIRDS, root)
-    fresh_index(root, birds_queries())
-    add_engine(root, db.id, extra)
-    return root
 
 
 def _their_table(fake, db, root, *, index: bool = True):
@@ -91,10 +62,8 @@ def _declared(root) -> str:
 
 def _docs_vault(tmp_path, fake, catalog=None):
     db = _database(fake, catalog)
-    root = tmp_path / "birds"
-    shutil.copytree(BIRDS, root)
-    fresh_index(root, birds_queries())
-    add_engine(root, db.id, _declared(root))
+    root = copy_engine_birds(tmp_path / "birds", db.id)
+    (root / "hql.toml").write_text((root / "hql.toml").read_text() + _declared(root))
     _their_table(fake, db, root)
     return root, db
 
@@ -126,7 +95,8 @@ def test_a_hand_made_table_is_searched_with_its_own_columns_and_a_declared_model
 def test_a_declared_model_that_is_not_the_query_vectors_refuses_the_vector_arm(tmp_path, fake,
                                                                                env):
     db = _database(fake)
-    root = _vault(tmp_path, db, DOCS.format(model="other/model", revision="r9"))
+    root = copy_engine_birds(tmp_path / "birds", db.id,
+                             DOCS.format(model="other/model", revision="r9"))
     _their_table(fake, db, root)
     answer = run("search", root, env, text=birds_queries()[0])
     assert answer.bm25.ok and not answer.semantic.ok and not answer.hybrid.ok
@@ -154,7 +124,7 @@ def test_verify_prints_every_check_as_passed_failed_or_not_checkable(tmp_path, f
 
 def test_verify_fails_the_checks_a_table_without_indexes_does_not_pass(tmp_path, fake, env):
     db = _database(fake)
-    root = _vault(tmp_path, db, "")
+    root = copy_engine_birds(tmp_path / "birds", db.id, "")
     (root / "hql.toml").write_text((root / "hql.toml").read_text() + _declared(root))
     _their_table(fake, db, root, index=False)
     report = run("verify", root, env)
@@ -185,7 +155,7 @@ def test_sync_and_build_refuse_a_table_this_tool_did_not_create_naming_its_colum
 def test_sync_refuses_settings_for_other_columns_even_before_the_table_exists(tmp_path, fake,
                                                                               env):
     db = _database(fake)
-    root = _vault(tmp_path, db, 'table = "docs"\nkey_column = "id"\n')
+    root = copy_engine_birds(tmp_path / "birds", db.id, 'table = "docs"\nkey_column = "id"\n')
     with pytest.raises(EngineRefused, match="key_column = id"):
         run("sync", root, env)
 
@@ -216,7 +186,7 @@ def test_the_catalog_is_discovered_from_information_schema_not_the_database_reco
 
 def test_this_tools_own_table_in_another_catalog_syncs_builds_and_searches(tmp_path, fake, env):
     db = _database(fake, "f1", table="cards", key="name")
-    root = _vault(tmp_path, db, "")
+    root = copy_engine_birds(tmp_path / "birds", db.id, "")
     assert run("sync", root, env).table == "f1.public.cards"
     assert run("build", root, env).table == "f1.public.cards"
     assert run("verify", root, env).clean

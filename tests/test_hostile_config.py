@@ -25,6 +25,7 @@ from hqltui.core.history import History
 from hqltui.core.labels import change, load_labels, toggle_relevant, vault_labels
 from producer.tomlfile import TomlFileError, read_toml
 from producer.vault import MAX_DEPTH, load_vault
+from tests.helpers.vaults import copy_vault
 
 REPO = Path(__file__).resolve().parent.parent
 BIRDS = REPO / "fixtures" / "birds"
@@ -170,7 +171,7 @@ def test_a_labels_file_nested_too_deep_turns_labelling_off_in_one_line(tmp_path:
 
 def test_list_names_a_deep_hql_toml_without_a_traceback(tmp_path: Path) -> None:
     vault = tmp_path / "birds"
-    shutil.copytree(BIRDS, vault)
+    copy_vault("birds", vault)
     (vault / "hql.toml").write_text(DEEP, encoding="utf-8")
     result = hql("birds", "--list", cwd=tmp_path)
     assert result.returncode == 0 and "Traceback" not in result.stderr
@@ -184,7 +185,7 @@ def test_list_names_a_deep_hql_toml_without_a_traceback(tmp_path: Path) -> None:
 def test_a_nul_in_a_path_setting_refuses_that_setting_by_name(tmp_path: Path, table: str,
                                                                key: str, other: str) -> None:
     vault = tmp_path / "birds"
-    shutil.copytree(BIRDS, vault)
+    copy_vault("birds", vault)
     (vault / "hql.toml").write_text(f'{other}[{table}]\n{key} = "a\\u0000b.toml"\n',
                                     encoding="utf-8")
     config = load_app_config(vault)
@@ -203,7 +204,7 @@ def test_a_nul_in_a_path_setting_refuses_that_setting_by_name(tmp_path: Path, ta
 def test_extreme_fusion_values_are_refused_by_key_and_json_stays_strict(tmp_path: Path
                                                                         ) -> None:
     vault = tmp_path / "birds"
-    shutil.copytree(BIRDS, vault)
+    copy_vault("birds", vault)
     (vault / "hql.toml").write_text(
         '[semantics]\nindex = ".hql/index.sqlite"\n[search]\nrrf_k = 1e-300\n'
         "[search.weights]\nlexical = 1.7e308\nsemantic = 1.7e308\n", encoding="utf-8")

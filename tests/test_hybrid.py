@@ -11,7 +11,7 @@ from hqltui.core.fusion import FusionConfig
 from hqltui.core.hybrid import ArmScores, fuse
 from hqltui.core.ranking import ArmScore, Refusal, Retrieval, Warning
 from hqltui.core.session import Session
-from tests.retrieval_helpers import unit, write_test_index, write_vault
+from tests.helpers.indexed_vaults import unit, write_test_index, write_vault
 
 
 def arm(name: str, scores: dict[str, float], names: list[str], **kw) -> ArmScores:

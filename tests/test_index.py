@@ -11,21 +11,20 @@ import time
 import numpy as np
 import pytest
 
-from producer import index
-from producer.index import (
-    BuildLock,
+from producer import index_format
+from producer.index_format import (
     CardRow,
     IndexContents,
-    LockHeld,
     MetaRow,
     ModelRow,
     QueryRow,
     StoreError,
     pack,
-    read_index,
     unpack,
-    write_index,
 )
+from producer.index_lock import BuildLock, LockHeld
+from producer.index_reader import read_index
+from producer.index_writer import leftovers, write_index
 
 
 def unit(seed: int, d: int = 8) -> np.ndarray:
@@ -55,8 +54,9 @@ def test_pack_is_little_endian_float32_and_round_trips():
 
 
 def test_constants():
-    assert (index.SCHEMA_VERSION, index.METRIC, index.MAX_DIMENSIONS) == (1, "cosine", 8192)
-    assert index.TOOL_VERSION == "hql-semantics 0.1.0"
+    assert (index_format.SCHEMA_VERSION, index_format.METRIC,
+            index_format.MAX_DIMENSIONS) == (1, "cosine", 8192)
+    assert index_format.TOOL_VERSION == "hql-semantics 0.1.0"
 
 
 def test_the_four_tables_exactly(tmp_path):
@@ -127,7 +127,7 @@ def test_refuses_bad_vectors_and_keeps_the_previous_file(tmp_path):
     with pytest.raises(StoreError, match="the stored vector for the query `q0` is 28 bytes where 32 bytes were declared"):
         write_index(out, short)
     assert out.read_bytes() == before
-    assert index.leftovers(out) == []
+    assert leftovers(out) == []
 
 
 def test_read_refusals(tmp_path):
@@ -155,9 +155,9 @@ def test_leftovers_of_a_build_are_recognised_and_removed(tmp_path):
         p.write_bytes(b"x")
     other = tmp_path / "notes.md"
     other.write_text("keep")
-    assert index.leftovers(out) == sorted(stale)
+    assert leftovers(out) == sorted(stale)
     with BuildLock(out, command="test"):
-        assert index.leftovers(out) == []
+        assert leftovers(out) == []
     assert other.exists() and out.exists()
 
 
@@ -179,7 +179,7 @@ def test_the_os_releases_the_lock_of_a_killed_holder(tmp_path):
     out = tmp_path / "index.sqlite"
     code = (
         "import sys, time\n"
-        "from producer.index import BuildLock\n"
+        "from producer.index_lock import BuildLock\n"
         f"BuildLock({str(out)!r}, command='holder').acquire()\n"
         "print('held', flush=True)\n"
         "time.sleep(60)\n"

@@ -13,21 +13,20 @@ from hqltui.core.ranking import Refusal
 from hqltui.core.session import Session
 from producer.config import load_producer_config
 from producer.vault import load_vault
-from tests.retrieval_helpers import doctor, unit, write_test_index, write_vault
-
-CARDS = {"alpha": "first card", "beta": "second card", "gamma": "third card"}
-VECTORS = {
-    "alpha": unit([1, 0, 0, 0]),
-    "beta": unit([1, 1, 0, 0]),
-    "gamma": unit([0, 0, 1, 1]),
-}
+from tests.helpers.indexed_vaults import (
+    THREE_CARDS,
+    THREE_VECTORS,
+    doctor,
+    three_card_vault,
+    unit,
+    write_test_index,
+    write_vault,
+)
 
 
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
-    root = write_vault(tmp_path / "birds", CARDS)
-    write_test_index(root, VECTORS, {"q": unit([1, 0, 0, 0])})
-    return root
+    return three_card_vault(tmp_path / "birds", {"q": unit([1, 0, 0, 0])})
 
 
 def opened(root: Path) -> SemanticIndex | Refusal:
@@ -50,7 +49,7 @@ def test_a_good_index_opens(vault: Path) -> None:
 
 
 def test_no_index_configured_names_the_table_and_the_build(tmp_path: Path) -> None:
-    root = write_vault(tmp_path / "v", CARDS, index=None)
+    root = write_vault(tmp_path / "v", THREE_CARDS, index=None)
     r = refusal(root)
     assert "[semantics] index" in r.message and "hql-semantics build" in r.message
     assert r.fix.startswith("hql-semantics build --vault")
@@ -58,20 +57,20 @@ def test_no_index_configured_names_the_table_and_the_build(tmp_path: Path) -> No
 
 @pytest.mark.parametrize("named", ["../outside.sqlite", "/absolute/index.sqlite", "a/../../x.sqlite"])
 def test_a_path_outside_the_vault(tmp_path: Path, named: str) -> None:
-    root = write_vault(tmp_path / "v", CARDS, index=named)
+    root = write_vault(tmp_path / "v", THREE_CARDS, index=named)
     assert "outside the vault" in refusal(root).message
 
 
 def test_a_path_escaping_through_a_symlink(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    root = write_vault(tmp_path / "v", CARDS, index="link/index.sqlite")
+    root = write_vault(tmp_path / "v", THREE_CARDS, index="link/index.sqlite")
     os.symlink(elsewhere, root / "link")
     assert "outside the vault" in refusal(root).message
 
 
 def test_a_missing_file(tmp_path: Path) -> None:
-    root = write_vault(tmp_path / "v", CARDS)
+    root = write_vault(tmp_path / "v", THREE_CARDS)
     r = refusal(root)
     assert "cannot be read" in r.message and "hql-semantics build" in r.fix
 
@@ -162,10 +161,10 @@ def test_a_query_blob_of_the_wrong_length(vault: Path, tmp_path: Path) -> None:
 
 
 def test_stale_absent_and_orphan_cards(tmp_path: Path) -> None:
-    root = write_vault(tmp_path / "v", CARDS)
+    root = write_vault(tmp_path / "v", THREE_CARDS)
     write_test_index(
         root,
-        {"alpha": VECTORS["alpha"], "beta": VECTORS["beta"], "delta": unit([0, 1, 0, 0])},
+        {"alpha": THREE_VECTORS["alpha"], "beta": THREE_VECTORS["beta"], "delta": unit([0, 1, 0, 0])},
         hashes={"beta": "0" * 64},
     )
     ix = opened(root)

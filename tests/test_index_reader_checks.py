@@ -10,24 +10,22 @@ import numpy as np
 import pytest
 
 from hqltui.core.session import Session
-from producer.index import pack
+from producer.index_format import pack
 from producer.verify import verify
-from tests.retrieval_helpers import doctor, locked, unit, write_test_index, write_vault
+from tests.helpers.indexed_vaults import (
+    THREE_VECTORS,
+    doctor,
+    locked,
+    three_card_vault,
+    unit,
+)
 
-CARDS = {"alpha": "first card", "beta": "second card", "gamma": "third card"}
-VECTORS = {
-    "alpha": unit([1, 0, 0, 0]),
-    "beta": unit([1, 1, 0, 0]),
-    "gamma": unit([0, 0, 1, 1]),
-}
 QUERY = "first card"
 
 
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
-    root = write_vault(tmp_path / "birds", CARDS)
-    write_test_index(root, VECTORS, {QUERY: unit([1, 0, 0, 0])})
-    return root
+    return three_card_vault(tmp_path / "birds", {QUERY: unit([1, 0, 0, 0])})
 
 
 def _session(root: Path, tmp_path: Path) -> Session:
@@ -44,7 +42,7 @@ def _cards(ranking) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize(
-    "vector", [VECTORS["alpha"] * 2, np.array([np.nan, 0, 0, 0], dtype=np.float32)],
+    "vector", [THREE_VECTORS["alpha"] * 2, np.array([np.nan, 0, 0, 0], dtype=np.float32)],
     ids=["scaled-by-2", "nan"],
 )
 def test_a_bad_card_vector_leaves_the_card_out_of_semantic_and_hybrid_with_a_warning(

@@ -10,7 +10,7 @@ from hqltui.core.ranking import Refusal
 from producer.config import load_producer_config
 from producer.vault import load_vault
 from producer.verify import verify
-from tests.retrieval_helpers import doctor, unit, write_test_index, write_vault
+from tests.helpers.indexed_vaults import doctor, unit, write_test_index, write_vault
 
 
 def test_an_index_built_for_another_vault_is_worded_once(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from hqltui.core.config import load_app_config
 from hqltui.core.configure import configure_default_index
 from hqltui.core.jobs import JobBoard, index_build_job, index_verify_job
 from producer.config import ConfigError
+from tests.helpers.vaults import copy_vault
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -21,7 +22,7 @@ REPO = Path(__file__).resolve().parent.parent
 def built(tmp_path_factory):
     """A copy of fixtures/mini with an index built by a job (one model load)."""
     root = tmp_path_factory.mktemp("jobs") / "mini"
-    shutil.copytree(REPO / "fixtures" / "mini", root)
+    copy_vault("mini", root)
     out = root / ".hql" / "index.sqlite"
     events = []
     final = index_build_job(root, out, "--offline", cwd=str(REPO)).run(events.append)

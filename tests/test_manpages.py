@@ -17,6 +17,7 @@ import pytest
 from benchmarks.manpages import convert, is_alias, main, unescape, write_vault
 from producer.config import load_producer_config
 from producer.vault import load_vault
+from tests.helpers.vaults import write_cards
 
 PAGES = Path(__file__).parent / "manpages"
 
@@ -182,8 +183,6 @@ def test_no_pages_is_one_line(tmp_path: Path, capsys) -> None:
 def test_control_characters_never_reach_the_header(tmp_path: Path, bad: str) -> None:
     source = f".TH X 1\n.SH NAME\nx \\- one{bad}two\n.SH DESCRIPTION\nbody{bad}\n"
     page = convert(source, "x.1", "1")
-    root = tmp_path / "v"
-    (root / ".hmd").mkdir(parents=True)
-    (root / "x.1.md").write_text(page.card(), encoding="utf-8")
+    root = write_cards(tmp_path / "v", {"x.1": page.card()})
     card = _cards(root)["x.1"]
     assert card.title.startswith("x - one") and card.title.endswith("two")

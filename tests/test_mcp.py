@@ -3,92 +3,31 @@ child process speaking the protocol on its stdout, as an agent's client starts i
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import shutil
-import sys
 import time
 import tomllib
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, redirect_stdout
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from hqltui.cli import main
 from hqltui.core.agent import SEARCH_MODES, SNIPPET_CHARS
 from hqltui.core.arms import DEFAULT_FUSION
 from hqltui.core.results import MODES
 from producer.wording import with_fix
+from tests.helpers.mcp import call, refusal, run_cli, server
+from tests.helpers.vaults import FIXTURES, edit_card
 from tests.mcp_raw import alive
 
-ROOT = Path(__file__).resolve().parents[1]
-BIRDS = ROOT / "fixtures" / "birds"
+BIRDS = FIXTURES / "birds"
 GROUPS = [q for q in tomllib.loads((BIRDS / "queries.toml").read_text(encoding="utf-8"))["query"]
           if q.get("kind") == "paraphrase"]
 # What search adds to query --json's hits.
 ADDED = {"name", "title", "path", "snippet", "index_status"}
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def birds(tmp_path: Path) -> Path:
-    target = tmp_path / "birds"
-    shutil.copytree(BIRDS, target)
-    return target
-
-
-@asynccontextmanager
-async def server(vault: Path, *flags: str, env: dict[str, str] | None = None
-                 ) -> AsyncIterator[ClientSession]:
-    cache = vault.parent / "cache"
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "hqltui.cli", "mcp", str(vault), *flags],
-        env={**os.environ, "XDG_CACHE_HOME": str(cache), **(env or {})}, cwd=str(vault.parent),
-    )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        yield session
-
-
-async def call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
-    """A tool's answer that is not an error: the JSON of its text (and its structure)."""
-    result = await session.call_tool(tool, arguments)
-    assert not result.is_error, result.content[0].text
-    payload = json.loads(result.content[0].text)
-    assert result.structured_content == payload
-    return payload
-
-
-async def refusal(session: ClientSession, tool: str, **arguments: Any) -> str:
-    result = await session.call_tool(tool, arguments)
-    assert result.is_error
-    (content,) = result.content
-    assert "Traceback" not in content.text and "\n" not in content.text
-    return content.text
-
-
-def run_cli(*argv: str) -> str:
-    out = io.StringIO()
-    with redirect_stdout(out):
-        main(list(argv))
-    return out.getvalue()
-
-
-def edit(vault: Path, name: str) -> None:
-    card = vault / f"{name}.hmd"
-    card.write_text(card.read_text(encoding="utf-8") + "\nIt also dries its wings on posts.\n",
-                    encoding="utf-8")
 
 
 async def test_the_tools_are_listed_with_their_schemas(birds: Path) -> None:
@@ -223,7 +162,7 @@ async def test_an_edit_reloads_the_vault_and_the_card_is_stale(birds: Path) -> N
         with anyio.fail_after(60):
             while not (await call(session, "status"))["reload"]["watching"]:
                 await anyio.sleep(0.05)
-        edit(birds, "great-cormorant")
+        edit_card(birds, "great-cormorant")
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             status = await call(session, "status")
@@ -244,7 +183,7 @@ async def test_an_edit_reloads_the_vault_and_the_card_is_stale(birds: Path) -> N
 async def test_a_cancelled_build_stops_the_producer_and_keeps_the_index(
     birds: Path, tmp_path: Path
 ) -> None:
-    edit(birds, "great-cormorant")
+    edit_card(birds, "great-cormorant")
     index = birds / ".hql" / "index.sqlite"
     before = index.read_bytes()
     marker = tmp_path / "paused"

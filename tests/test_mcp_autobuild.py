@@ -11,14 +11,10 @@ import pytest
 from hqltui.commands.mcp import parser
 from hqltui.mcp.keeper import Keeper
 from hqltui.mcp.served import Served
-from tests.test_mcp import birds, call, edit, server  # noqa: F401 - the fixture
+from tests.helpers.mcp import call, server
+from tests.helpers.vaults import edit_card
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def test_auto_build_is_off_unless_given() -> None:
@@ -27,7 +23,7 @@ def test_auto_build_is_off_unless_given() -> None:
 
 
 @pytest.mark.slow
-async def test_an_edit_is_re_embedded_and_searched_fresh(birds: Path) -> None:  # noqa: F811
+async def test_an_edit_is_re_embedded_and_searched_fresh(birds: Path) -> None:
     async with server(birds, "--poll", "0.1", "--auto-build") as session:
         with anyio.fail_after(60):  # notifications flow within a second of the load
             while True:
@@ -37,7 +33,7 @@ async def test_an_edit_is_re_embedded_and_searched_fresh(birds: Path) -> None:  
                     break
                 await anyio.sleep(0.05)
         assert status["reload"]["auto_build"]["state"] == "on"
-        edit(birds, "great-cormorant")
+        edit_card(birds, "great-cormorant")
         with anyio.fail_after(240):
             while True:
                 status = await call(session, "status")
@@ -63,7 +59,7 @@ class Failed:
         self.reason = "OS file watch limit reached"
 
 
-async def test_poll_0_is_refused_when_notifications_do_not_work(birds: Path) -> None:  # noqa: F811
+async def test_poll_0_is_refused_when_notifications_do_not_work(birds: Path) -> None:
     from hqltui.core.session import Session
 
     served = Served(str(birds), lambda: Session.load(birds), poll=None, keeper=Keeper(str(birds)))

@@ -7,17 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_mcp import birds, call, refusal, run_cli, server  # noqa: F401 - the fixture
+from tests.helpers.mcp import call, refusal, run_cli, server
 
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-async def test_related_is_what_the_cli_prints(birds: Path) -> None:  # noqa: F811
+async def test_related_is_what_the_cli_prints(birds: Path) -> None:
     async with server(birds) as session:
         served = await call(session, "related", name="barn-owl", limit=5)
         unknown = await refusal(session, "related", name="dodo")

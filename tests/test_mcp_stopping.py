@@ -12,6 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from tests.helpers.vaults import copy_vault
 from tests.mcp_raw import PATIENCE, RawServer, alive, initialized
 
 BUILD = {"jsonrpc": "2.0", "id": 50, "method": "tools/call",
@@ -92,15 +93,13 @@ async def test_a_build_cancelled_before_its_thread_runs_returns_at_once(
 ) -> None:
     """The race behind a closed stdin: the call is cancelled before the worker thread
     starts the job. It must not wait for a job that never ran, nor start one."""
-    import shutil
 
     from hqltui.core.session import Session
     from hqltui.mcp.served import Served
     from hqltui.mcp.server import Tools
-    from tests.mcp_raw import ROOT
 
     vault = tmp_path / "birds"
-    shutil.copytree(ROOT / "fixtures" / "birds", vault)
+    copy_vault("birds", vault)
     edit(vault)
     index = vault / ".hql" / "index.sqlite"
     before = index.read_bytes()

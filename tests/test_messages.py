@@ -7,7 +7,6 @@ import json
 import os
 import re
 import resource
-import shutil
 import signal
 import subprocess
 import sys
@@ -28,13 +27,6 @@ BIRDS = REPO / "fixtures" / "birds"
 def run(*args: str, **kw) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120,
                           cwd=REPO, **kw)
-
-
-@pytest.fixture
-def birds(tmp_path: Path) -> Path:
-    vault = tmp_path / "birds"
-    shutil.copytree(BIRDS, vault)
-    return vault
 
 
 def test_an_index_that_is_a_directory_says_so(birds: Path) -> None:

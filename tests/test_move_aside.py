@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from producer.index import aside_path, move_aside
+from producer.index_format import aside_path, move_aside
 
 
 def test_moving_aside_keeps_the_file_under_its_stamped_name(tmp_path: Path) -> None:

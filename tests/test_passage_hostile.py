@@ -13,15 +13,15 @@ import pytest
 
 from hqltui.core.session import Session
 from producer.embedders.local import packaged_embedder
-from producer.index import pack
 from producer.index_checks import (
     not_unit_passages_message,
     passages_absent_message,
     passages_orphan_message,
 )
+from producer.index_format import pack
 from producer.verify import verify
-from tests.helpers.passage_vaults import LONG, real_build
-from tests.retrieval_helpers import locked, unit, write_vault
+from tests.helpers.indexed_vaults import locked, unit
+from tests.helpers.passage_vaults import passage_vault, real_build
 
 QUERY = "file descriptor limit"
 NAN = pack(np.full(384, np.nan, dtype=np.float32))
@@ -30,11 +30,7 @@ INF = np.full(384, np.inf, dtype="<f4").tobytes()
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = write_vault(tmp_path_factory.mktemp("p") / "v",
-                       {"shell": LONG, "owl": "A bird that hunts after dark.",
-                        "heron": "A bird that wades in marshes."})
-    real_build(root, packaged_embedder(), passages=True, queries=[QUERY])
-    return root
+    return passage_vault(tmp_path_factory.mktemp("p") / "v", packaged_embedder(), [QUERY])
 
 
 def tampered(pristine: Path, tmp_path: Path, *edits: tuple[str, tuple[object, ...]]) -> Path:

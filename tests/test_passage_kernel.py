@@ -19,7 +19,7 @@ from hqltui.core.int8_codes import held_codes, query_planes
 from hqltui.core.passage_index import Float32Rows, PassageIndex
 from hqltui.core.passage_scores import best_passage_scores, exact_dots, first_pass
 from hqltui.core.ranking import rank_indices
-from producer.index import pack
+from producer.index_format import pack
 from producer.passages import DEFAULT_RECIPE
 
 DIMS = 384

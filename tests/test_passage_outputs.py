@@ -13,19 +13,14 @@ from hqltui.core import agent
 from hqltui.core.session import Session
 from producer.embedders.local import packaged_embedder
 from producer.vault import load_vault
-from tests.helpers.passage_vaults import LONG, real_build
-from tests.retrieval_helpers import write_vault
+from tests.helpers.passage_vaults import passage_vault
 
 QUERY = "file descriptor limit"
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = write_vault(tmp_path_factory.mktemp("out") / "v",
-                       {"shell": LONG, "owl": "A bird that hunts after dark.",
-                        "heron": "A bird that wades in marshes."})
-    real_build(root, packaged_embedder(), passages=True, queries=[QUERY])
-    return root
+    return passage_vault(tmp_path_factory.mktemp("out") / "v", packaged_embedder(), [QUERY])
 
 
 def test_query_json_carries_the_passage_in_semantic_and_hybrid(built: Path, capsys) -> None:

@@ -22,22 +22,15 @@ from hqltui.core.passage_scores import exact_dots, fine_dots
 from hqltui.core.ranking import rank
 from hqltui.core.session import Session
 from producer.embedders.local import packaged_embedder
-from producer.index import (
-    CardRow,
-    ChunkRow,
-    IndexWriter,
-    MetaRow,
-    ModelRow,
-    QueryRow,
-    pack,
-    read_index,
-)
+from producer.index_format import CardRow, ChunkRow, MetaRow, ModelRow, QueryRow, pack
+from producer.index_reader import read_index
+from producer.index_writer import IndexWriter
 from producer.passages import DEFAULT_RECIPE, Recipe, cut_windows, passage_text
 from producer.vault import load_vault
 from producer.verify import format_inspect, inspect, verify
+from tests.helpers.indexed_vaults import unit, write_vault
 from tests.helpers.int8_reference import code_dots, query_codes
-from tests.helpers.passage_vaults import LONG, STAMP, real_build
-from tests.retrieval_helpers import unit, write_vault
+from tests.helpers.passage_vaults import LONG, STAMP, passage_vault, real_build
 
 
 def words(text: str) -> list[tuple[int, int]]:
@@ -99,10 +92,7 @@ def minilm():
 
 @pytest.fixture
 def built(tmp_path: Path, minilm) -> Path:
-    root = write_vault(tmp_path / "v", {"shell": LONG, "owl": "A bird that hunts after dark.",
-                                        "heron": "A bird that wades in marshes."})
-    real_build(root, minilm, passages=True, queries=["file descriptor limit"])
-    return root
+    return passage_vault(tmp_path / "v", minilm, ["file descriptor limit"])
 
 
 def index_of(root: Path) -> Path:

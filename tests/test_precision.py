@@ -25,8 +25,10 @@ from producer.embedders.local import (
     recipe_for,
     revision_for,
 )
-from producer.index import read_index, unpack
+from producer.index_format import unpack
+from producer.index_reader import read_index
 from tests.conftest import force_cpu_bf16
+from tests.helpers.vaults import write_cards
 
 REPO = Path(__file__).resolve().parent.parent
 BIRDS_INDEX = REPO / "fixtures" / "birds" / ".hql" / "index.sqlite"
@@ -87,18 +89,15 @@ def test_cpu_detection_reads_the_flags(tmp_path, monkeypatch, cpu_bf16):
 
 
 def write_vault(root: Path) -> Path:
-    (root / ".hmd").mkdir(parents=True)
-    (root / "hql.toml").write_text('[semantics]\nindex = ".hql/index.sqlite"\n')
     texts = {
         "owl": "Owls hunt small mammals in the dark, guided by hearing.",
         "heron": "Herons stand still in shallow water and spear fish.",
         "swift": "Swifts eat, drink and even sleep while flying. " * 30,
         "wren": "A tiny brown bird with a loud song.",
     }
-    for name, body in texts.items():
-        (root / f"{name}.md").write_text(
-            f"---\ntitle: {name.title()}\n---\n# {name.title()}\n\n{body}\n"
-        )
+    write_cards(root, {name: f"---\ntitle: {name.title()}\n---\n# {name.title()}\n\n{body}\n"
+                       for name, body in texts.items()})
+    (root / "hql.toml").write_text('[semantics]\nindex = ".hql/index.sqlite"\n')
     return root
 
 

@@ -18,7 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from producer.index import leftovers, read_index
+from producer.index_reader import read_index
+from producer.index_writer import leftovers
+from tests.helpers.vaults import write_cards
 
 REPO = Path(__file__).resolve().parents[1]
 STAMP = "2026-01-01T00:00:00+00:00"
@@ -74,11 +76,8 @@ def endpoint():
 
 @pytest.fixture
 def vault(tmp_path):
-    root = tmp_path / "v"
-    (root / ".hmd").mkdir(parents=True)
-    for i in range(40):
-        (root / f"card{i:02}.md").write_text(f"# Card {i}\n\nBody of card {i}.\n")
-    return root
+    return write_cards(tmp_path / "v", {f"card{i:02}": f"# Card {i}\n\nBody of card {i}.\n"
+                                        for i in range(40)})
 
 
 def env(**extra: str) -> dict[str, str]:

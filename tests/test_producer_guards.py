@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.helpers.vaults import copy_vault
 
 REPO = Path(__file__).resolve().parent.parent
 BIRDS = REPO / "fixtures" / "birds"
@@ -29,7 +30,7 @@ def test_build_refuses_to_overwrite_a_file_that_is_not_an_index(tmp_path):
 
 def test_a_vector_that_is_not_a_blob_is_one_clear_line(tmp_path):
     vault = tmp_path / "birds"
-    shutil.copytree(BIRDS, vault)
+    copy_vault("birds", vault)
     index = vault / ".hql" / "index.sqlite"
     with sqlite3.connect(index) as conn:
         conn.execute("UPDATE card SET embedding = 42 WHERE name = 'alcidae'")

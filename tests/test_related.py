@@ -10,7 +10,7 @@ import pytest
 from hqltui.core.related import LEXICAL_WEIGHT, METHOD, VECTOR_ONLY, Relatedness, link_pairs
 from hqltui.core.session import Session
 from hqltui.core.suggestions import suggest_links
-from tests.retrieval_helpers import MODEL, REVISION, unit, write_test_index, write_vault
+from tests.helpers.indexed_vaults import MODEL, REVISION, unit, write_test_index, write_vault
 
 BIRDS = Path(__file__).resolve().parent.parent / "fixtures" / "birds"
 

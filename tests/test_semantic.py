@@ -11,14 +11,15 @@ import numpy as np
 import pytest
 
 from hqltui.core.session import Session
-from tests.retrieval_helpers import doctor, unit, write_test_index, write_vault
-
-CARDS = {"alpha": "first card", "beta": "second card", "gamma": "third card"}
-VECTORS = {
-    "alpha": unit([1, 0, 0, 0]),
-    "beta": unit([1, 1, 0, 0]),
-    "gamma": unit([0, 0, 1, 1]),
-}
+from tests.helpers.indexed_vaults import (
+    THREE_CARDS,
+    THREE_VECTORS,
+    doctor,
+    three_card_vault,
+    unit,
+    write_test_index,
+    write_vault,
+)
 
 
 def load(root: Path, tmp_path: Path) -> Session:
@@ -27,9 +28,7 @@ def load(root: Path, tmp_path: Path) -> Session:
 
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
-    root = write_vault(tmp_path / "v", CARDS)
-    write_test_index(root, VECTORS, {"first": unit([1, 0.1, 0, 0])})
-    return root
+    return three_card_vault(tmp_path / "v", {"first": unit([1, 0.1, 0, 0])})
 
 
 def test_a_stored_query_ranks_by_cosine(vault: Path, tmp_path: Path) -> None:
@@ -37,7 +36,7 @@ def test_a_stored_query_ranks_by_cosine(vault: Path, tmp_path: Path) -> None:
     assert ranking.ok
     assert ranking.names() == ["alpha", "beta"]  # gamma is orthogonal: no evidence
     q = unit([1, 0.1, 0, 0]).astype(np.float64)
-    assert ranking.hits[0].score == pytest.approx(float(VECTORS["alpha"].astype(np.float64) @ q))
+    assert ranking.hits[0].score == pytest.approx(float(THREE_VECTORS["alpha"].astype(np.float64) @ q))
     r = ranking.retrieval
     assert r is not None
     assert (r.model, r.revision, r.metric, r.approximate) == ("test/model", "rev-1", "cosine", False)
@@ -54,7 +53,7 @@ def test_an_unknown_query_refuses_naming_the_build_command(vault: Path, tmp_path
 
 
 def test_no_lexical_fallback_when_semantic_refuses(tmp_path: Path) -> None:
-    root = write_vault(tmp_path / "v", CARDS, index=None)
+    root = write_vault(tmp_path / "v", THREE_CARDS, index=None)
     answer = load(root, tmp_path).query("first card")
     assert answer.lexical.hits
     assert answer.semantic.refusal is not None and not answer.semantic.hits
@@ -62,10 +61,10 @@ def test_no_lexical_fallback_when_semantic_refuses(tmp_path: Path) -> None:
 
 
 def test_stale_cards_are_ranked_and_warned_absent_ones_counted(tmp_path: Path) -> None:
-    root = write_vault(tmp_path / "v", CARDS)
+    root = write_vault(tmp_path / "v", THREE_CARDS)
     write_test_index(
         root,
-        {"alpha": VECTORS["alpha"], "beta": VECTORS["beta"], "ghost": unit([1, 0, 0, 1])},
+        {"alpha": THREE_VECTORS["alpha"], "beta": THREE_VECTORS["beta"], "ghost": unit([1, 0, 0, 1])},
         {"first": unit([1, 0.1, 0, 0])},
     )
     (root / "beta.hmd").write_text("# beta\n\nedited since the build\n", encoding="utf-8")
@@ -92,7 +91,7 @@ def test_stale_cards_are_ranked_and_warned_absent_ones_counted(tmp_path: Path) -
 
 
 def test_negative_cosines_are_no_evidence(vault: Path, tmp_path: Path) -> None:
-    write_test_index(vault, VECTORS, {"away": unit([-1, -1, -1, -1])})
+    write_test_index(vault, THREE_VECTORS, {"away": unit([-1, -1, -1, -1])})
     ranking = load(vault, tmp_path).rank("away", "semantic")
     assert ranking.ok and ranking.hits == () and ranking.total == 0
 
@@ -103,8 +102,8 @@ def test_negative_cosines_are_no_evidence(vault: Path, tmp_path: Path) -> None:
 def test_a_doctored_revision_makes_live_embedding_refuse(tmp_path: Path) -> None:
     from producer.embedders.local import DEFAULT_MODEL_ID
 
-    root = write_vault(tmp_path / "v", CARDS)
-    vecs = {k: unit(np.resize(v, 384) + 0.01) for k, v in VECTORS.items()}
+    root = write_vault(tmp_path / "v", THREE_CARDS)
+    vecs = {k: unit(np.resize(v, 384) + 0.01) for k, v in THREE_VECTORS.items()}
     write_test_index(root, vecs, model=DEFAULT_MODEL_ID, revision="sha256:" + "0" * 64)
     ranking = load(root, tmp_path).rank("first card", "semantic")
     assert ranking.refusal is not None
@@ -149,9 +148,7 @@ def _http_vault(tmp_path: Path, endpoint: str, revision: str = "rev-1") -> Path:
         '[semantics.embedder]\nprovider = "http"\nmodel = "test/model"\n'
         f'revision = "{revision}"\nendpoint = "{endpoint}"\napi_key_env = "TEST_EMBED_KEY"\n'
     )
-    root = write_vault(tmp_path / "v", CARDS, extra_toml=toml)
-    write_test_index(root, VECTORS)
-    return root
+    return three_card_vault(tmp_path / "v", extra_toml=toml)
 
 
 def test_http_live_embedding_only_on_request(
@@ -188,7 +185,7 @@ def test_the_embedder_table_never_changes_provenance(
 ) -> None:
     monkeypatch.setenv("TEST_EMBED_KEY", "k")
     root = _http_vault(tmp_path, endpoint, revision="rev-9")
-    write_test_index(root, VECTORS, {"first": unit([1, 0.1, 0, 0])})
+    write_test_index(root, THREE_VECTORS, {"first": unit([1, 0.1, 0, 0])})
     r = load(root, tmp_path).rank("first", "semantic")
     assert r.retrieval is not None and r.retrieval.revision == "rev-1"
     assert r.retrieval.query_vector_source == "index"

@@ -16,13 +16,7 @@ import pytest
 from hqltui.core import arms
 from hqltui.core.lexical import BM25
 from hqltui.core.session import Session
-from tests.retrieval_helpers import unit, write_test_index, write_vault
-
-CARDS = {
-    "barn-owl": "a pale owl that hunts voles in the dark",
-    "tawny-owl": "an owl of woodland, active after dusk",
-    "grey-heron": "a heron standing in reeds, catching fish",
-}
+from tests.helpers.indexed_vaults import owl_vault
 
 
 @pytest.fixture(autouse=True)
@@ -32,13 +26,7 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
-    root = write_vault(tmp_path / "birds", CARDS)
-    write_test_index(
-        root,
-        {"barn-owl": unit([1, 0, 0, 0.1]), "tawny-owl": unit([1, 0.2, 0, 0]),
-         "grey-heron": unit([0, 1, 0, 0])},
-        {"owl": unit([1, 0.1, 0, 0])},
-    )
+    root = owl_vault(tmp_path / "birds")
     # An edit after the build: the index's stale warning is what shows it was read.
     card = root / "grey-heron.hmd"
     card.write_text(card.read_text(encoding="utf-8") + "\nand wading\n", encoding="utf-8")

@@ -19,6 +19,7 @@ from hqltui.core.bm25_analyser import BM25_TERMS
 from hqltui.core.lexical import BM25, HASHBAG_TOKENS, Hashbag, TermCounts, token_bytes, tokens
 from hqltui.core.session import Session
 from producer.parse_cache import cache_file
+from tests.helpers.vaults import write_cards
 
 CARDS = {
     "owl": "# Barn owl\n\nThe barn owl hunts voles at night over meadows.\n",
@@ -28,11 +29,7 @@ CARDS = {
 
 
 def vault(tmp_path: Path) -> Path:
-    root = tmp_path / "vault"
-    (root / ".hmd").mkdir(parents=True)
-    for name, text in CARDS.items():
-        (root / f"{name}.md").write_text(text, encoding="utf-8")
-    return root
+    return write_cards(tmp_path / "vault", CARDS)
 
 
 def scores(session: Session, text: str) -> dict[str, list[float]]:

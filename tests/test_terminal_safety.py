@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from producer.terminal import shown
+from tests.helpers.vaults import EVIL, hostile_vault
 
 REPO = Path(__file__).resolve().parent.parent
 MINI = REPO / "fixtures" / "mini"
-EVIL = "evil\x1b]0;pwned\x07\x1b[31m\ttab\nline"
 TITLE = "[bold red]Boom[/] \x1b[2J"  # as the header below writes it
 
 
@@ -29,14 +29,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
-    root = tmp_path / "v"
-    (root / ".hmd").mkdir(parents=True)
-    # YAML refuses a raw ESC; its double-quoted "\e" escape is one.
-    (root / f"{EVIL}.md").write_text('---\ntitle: "[bold red]Boom[/] \\e[2J"\n---\nbody words\n',
-                                     encoding="utf-8")
-    (root / f"broken{EVIL}.md").write_text("---\ntitle: [unclosed\n---\n", encoding="utf-8")
-    (root / "plain.md").write_text("# Plain\n\nbody words\n", encoding="utf-8")
-    return root
+    return hostile_vault(tmp_path / "v")
 
 
 def test_shown_escapes_controls_and_keeps_everything_else() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from hqltui.core.tune import (
     search_settings,
     tune,
 )
+from tests.helpers.vaults import copy_vault
 
 BIRDS = Path(__file__).resolve().parent.parent / "fixtures" / "birds"
 
@@ -97,7 +97,7 @@ keep = "me"  # not ours
 
 def test_write_changes_only_search_and_keeps_comments(tmp_path: Path, capsys) -> None:
     vault = tmp_path / "birds"
-    shutil.copytree(BIRDS, vault)
+    copy_vault("birds", vault)
     (vault / "hql.toml").write_text(COMMENTED, encoding="utf-8")
     code = main(["tune", str(vault), str(vault / "queries.toml"), "--grid", "small", "--write"])
     out, err = capsys.readouterr()
@@ -119,7 +119,7 @@ def test_a_refused_write_says_one_fix_its_own(tmp_path: Path, capsys) -> None:
     """An edit's refusal carries its fix (here: a read-only hql.toml; a full disk names
     the disk): tune adds no second, contradictory one."""
     vault = tmp_path / "birds"
-    shutil.copytree(BIRDS, vault)
+    copy_vault("birds", vault)
     toml = vault / "hql.toml"
     toml.chmod(0o444)
     code = main(["tune", str(vault), str(vault / "queries.toml"), "--grid", "small", "--write"])

@@ -10,6 +10,7 @@ import pytest
 
 from producer.vault import card_text, content_hash, load_vault, split_header
 from producer.yamlcore import HeaderError, load_mapping
+from tests.helpers.vaults import copy_vault
 
 MINI = Path(__file__).resolve().parent.parent / "fixtures" / "mini"
 
@@ -343,12 +344,11 @@ def test_a_warm_load_gives_every_card_the_text_and_hash_of_a_fresh_read(tmp_path
     """The cache keeps each header's joined strings: the texts it gives must be the
     contract's (``card_text``) for headers with no strings, an empty string, lists,
     nested maps and an authored title, and for the golden fixture."""
-    import shutil
 
     from producer.parse_cache import ParseCache
 
     root = tmp_path / "v"
-    shutil.copytree(MINI, root)
+    copy_vault("mini", root)
     write(root, "numbers.hmd", "---\ncount: 3\nflag: true\n---\nno strings here\n")
     write(root, "empty.hmd", "---\nnote: ''\ntags: [a, '', b]\n---\n# Empty\n")
     write(root, "nested.hmd", "---\ntitle: N\nz: {b: [x, {c: y}], a: w}\n---\nbody\n")

@@ -4,7 +4,6 @@ input, round two): an alias bomb, symlink loops, dangling links, FIFOs."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 
 from producer.vault import load_vault
 from producer.yamlcore import HeaderError, load_mapping
+from tests.helpers.vaults import copy_vault
 
 REPO = Path(__file__).resolve().parent.parent
 BIRDS = REPO / "fixtures" / "birds"
@@ -37,7 +37,7 @@ def test_a_header_past_the_node_bound_is_refused_and_one_below_it_loads() -> Non
 
 def test_an_alias_bomb_costs_one_card_in_a_copy_of_birds(tmp_path: Path) -> None:
     vault = tmp_path / "birds"
-    shutil.copytree(BIRDS, vault)
+    copy_vault("birds", vault)
     (vault / "bomb.hmd").write_text(alias_bomb(), encoding="utf-8")
     # In a child process with a deadline, so a regression fails instead of hanging the run.
     code = (
@@ -57,7 +57,7 @@ def test_an_alias_bomb_costs_one_card_in_a_copy_of_birds(tmp_path: Path) -> None
 
 def _copy_of_birds(tmp_path: Path) -> Path:
     vault = tmp_path / "birds"
-    shutil.copytree(BIRDS, vault)
+    copy_vault("birds", vault)
     return vault
 
 

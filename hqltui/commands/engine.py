@@ -147,35 +147,36 @@ INTERRUPTED = {
 }
 
 
+def perform(action: str, vault: Any, options: Any, env: dict[str, str] | None = None,
+            **search: Any) -> Any:
+    """One engine action on ``vault``: sync's, build's or verify's report, or the answer to
+    a search (``search`` holds its text and flags). The command and its tests both run it,
+    so what a test drives is what the command does. Raises the engine's refusals and failures."""
+    from hqltui.core.engine import LocalCards, build, settings_or_refuse, sync, verify
+    from hqltui.core.engine import search as engine_search
+    from hqltui.core.semantic import embed_local
+
+    local = LocalCards.load(vault, embed=embed_local)
+    settings = settings_or_refuse(local, env)
+    if action == "sync":
+        return sync(local, settings, options)
+    if action == "build":
+        return build(settings, options)
+    if action == "verify":
+        return verify(local, settings, options)
+    return engine_search(local, settings, search.pop("text"), options=options, **search)
+
+
 def run(args: argparse.Namespace) -> int:
-    from hqltui.core.engine import (
-        EngineCancelled,
-        EngineFailure,
-        EngineRefused,
-        LocalCards,
-        Options,
-        build,
-        search,
-        settings_or_refuse,
-        sync,
-        verify,
-    )
+    from hqltui.core.engine import EngineCancelled, EngineFailure, EngineRefused, Options
 
     options = Options(on_event=_printer(args.json, args.quiet))
     try:
-        from hqltui.core.semantic import embed_local
-
-        local = LocalCards.load(args.vault, embed=embed_local)
-        settings = settings_or_refuse(local)
-        if args.action == "sync":
-            report: Any = sync(local, settings, options)
-        elif args.action == "build":
-            report = build(settings, options)
-        elif args.action == "verify":
-            report = verify(local, settings, options)
+        if args.action != "search":
+            report = perform(args.action, args.vault, options)
         else:
-            answer = search(local, settings, args.text, mode=args.mode, exact=args.exact,
-                            limit=args.limit, live=args.live, options=options)
+            answer = perform("search", args.vault, options, text=args.text, mode=args.mode,
+                             exact=args.exact, limit=args.limit, live=args.live)
             if args.json:
                 print(json.dumps(answer.to_json(), indent=2))
             else:

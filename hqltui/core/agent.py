@@ -176,7 +176,7 @@ def status(session: Session, setting: str, engine: dict[str, Any] | None
 
 def verify(session: Session) -> dict[str, Any]:
     """``hql-semantics verify``'s report for the configured index."""
-    from producer.index import StoreError
+    from producer.index_format import StoreError
     from producer.verify import verify as run_verify
 
     config = session.config

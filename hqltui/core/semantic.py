@@ -35,7 +35,7 @@ import numpy as np
 from hqltui.core.index_reader import BUILD, SemanticIndex, build_command, shell_quote
 from hqltui.core.ranking import Refusal, Warning, refine
 from producer.config import ProducerConfig
-from producer.index import unpack as unpack_vector
+from producer.index_format import unpack as unpack_vector
 from producer.vault import Vault
 
 # float32 dot products of unit vectors are off by far less than this.

@@ -14,8 +14,8 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from producer.config import ConfigError, EmbedderConfig
-from producer.index import MAX_DIMENSIONS
 from producer.index_checks import dimensions_ok
+from producer.index_format import MAX_DIMENSIONS
 
 OnBatch = Callable[[int], None]
 """Called after each batch with the number of texts embedded so far."""

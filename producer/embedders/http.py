@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from producer.embedders.base import EmbedderSpec, EmbedError, OnBatch, check_common
-from producer.index import MAX_DIMENSIONS
 from producer.index_checks import dimensions_ok
+from producer.index_format import MAX_DIMENSIONS
 
 BATCH_SIZE = 16
 TIMEOUT = 60.0

@@ -11,6 +11,7 @@ import numpy as np
 
 from producer import build as build_mod
 from producer.build import BuildOptions, build
+from tests.helpers.vaults import write_cards
 
 STAMP = "2026-01-01T00:00:00+00:00"
 HTTP = dict(
@@ -40,10 +41,8 @@ class Counting:
 
 def make_vault(root: Path, n: int = 5) -> Path:
     """``n`` cards with a title and a body, in a vault marked by ``.hmd``."""
-    (root / ".hmd").mkdir(parents=True)
-    for i in range(n):
-        (root / f"card{i}.md").write_text(f"---\ntitle: Card {i}\n---\n# Card {i}\n\nBody {i}.\n")
-    return root
+    return write_cards(root, {f"card{i}": f"---\ntitle: Card {i}\n---\n# Card {i}\n\nBody {i}.\n"
+                              for i in range(n)})
 
 
 def run(vault: Path, out: Path, embedder: Counting | None = None, **kw: Any

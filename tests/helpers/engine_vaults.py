@@ -9,20 +9,12 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from hqltui.core.engine import (
-    LocalCards,
-    Options,
-    build,
-    search,
-    settings_or_refuse,
-    sync,
-    verify,
-)
-from hqltui.core.semantic import embed_local
+from hqltui.commands.engine import perform
+from hqltui.core.engine import Options
 from producer.vault import load_vault
+from tests.helpers.vaults import FIXTURES, copy_vault
 
-REPO = Path(__file__).resolve().parents[2]
-BIRDS = REPO / "fixtures" / "birds"
+BIRDS = FIXTURES / "birds"
 RANDOM_REVISION = "test-random-unit-vectors"
 
 
@@ -36,7 +28,9 @@ def fresh_index(root: Path, queries: list[str] | None = None) -> None:
     its vector; a new or edited card gets a new random unit vector (no model run), stored under
     the index's model and revision. Without an index, one is written by benchmarks.generate."""
     from benchmarks.generate import generate_index, random_unit_vectors
-    from producer.index import CardRow, IndexContents, QueryRow, read_index, write_index
+    from producer.index_format import CardRow, IndexContents, QueryRow
+    from producer.index_reader import read_index
+    from producer.index_writer import write_index
 
     target = root / ".hql" / "index.sqlite"
     wanted = sorted(set(queries or []))
@@ -64,8 +58,18 @@ def fresh_index(root: Path, queries: list[str] | None = None) -> None:
 
 
 def add_engine(root: Path, database: str, extra: str = "") -> None:
-    with (root / "hql.toml").open("a") as f:
+    """``[engine]`` on ``database`` (and ``extra`` lines of the table) in the vault's hql.toml."""
+    with (root / "hql.toml").open("a", encoding="utf-8") as f:
         f.write(f'\n[engine]\nprovider = "hotdata"\ndatabase = "{database}"\n{extra}')
+
+
+def copy_engine_birds(root: Path, database: str, extra: str = "") -> Path:
+    """A copy of the birds vault at ``root``, its index fresh (random vectors, no model
+    run), its ``[engine]`` table on ``database``: the vault every engine test starts from."""
+    copy_vault("birds", root)
+    fresh_index(root, birds_queries())
+    add_engine(root, database, extra)
+    return root
 
 
 class Recorder:
@@ -91,17 +95,7 @@ class Recorder:
 
 def run(kind: str, root: Path, env: Any, rec: Recorder | None = None, **kw: Any) -> Any:
     """One engine operation (sync, build, verify or a search of ``text``) on ``root``."""
-    rec = rec or Recorder()
-    local = LocalCards.load(root, embed=embed_local)
-    settings = settings_or_refuse(local, env)
-    opts = rec.options()
-    if kind == "sync":
-        return sync(local, settings, opts)
-    if kind == "build":
-        return build(settings, opts)
-    if kind == "verify":
-        return verify(local, settings, opts)
-    return search(local, settings, kw.pop("text"), options=opts, **kw)
+    return perform(kind, root, (rec or Recorder()).options(), env, **kw)
 
 
 def count(fake: Any, method: str, pattern: str) -> int:

@@ -29,11 +29,6 @@ def fixed_clock() -> datetime:
     return NOW
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(autouse=True)
 def hermetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("NO_COLOR", raising=False)

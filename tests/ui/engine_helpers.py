@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.engine_vaults import add_engine
 from tests.helpers.vaults import copy_vault
 
-pytest_plugins = ["tests.fake_hotdata.fixtures"]
+pytest_plugins = ["tests.helpers.engine_fixtures"]  # engine_env: the variables set
 
 
 class FrozenEngineClock:
@@ -37,19 +38,6 @@ class FrozenEngineClock:
 def engine_options(clock: FrozenEngineClock | None = None) -> dict[str, Any]:
     clock = clock or FrozenEngineClock()
     return {"clock": clock.clock, "sleep": clock.sleep, "poll_interval": 0.5}
-
-
-def add_engine(root: Path, database: str) -> None:
-    with (root / "hql.toml").open("a", encoding="utf-8") as f:
-        f.write(f'\n[engine]\nprovider = "hotdata"\ndatabase = "{database}"\n')
-
-
-@pytest.fixture
-def engine_env(fake_hotdata: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setenv("HOTDATA_API_URL", fake_hotdata.url)
-    monkeypatch.setenv("HOTDATA_API_KEY", fake_hotdata.api_key)
-    monkeypatch.setenv("HOTDATA_WORKSPACE", fake_hotdata.workspace_id)
-    return fake_hotdata
 
 
 @pytest.fixture

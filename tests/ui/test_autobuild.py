@@ -17,9 +17,9 @@ import pytest
 from hqltui.ui.app import HqlApp
 from hqltui.ui.commands import HqlCommands
 from hqltui.ui.widgets.panes import StatusLine
+from tests.helpers.indexed_vaults import locked
 from tests.helpers.vaults import copy_vault, edit_card
 from tests.helpers.waits import settle, type_query
-from tests.retrieval_helpers import locked
 from tests.ui.conftest import SIZE
 from tests.ui.jobs_helpers import fake_build, wait_for_event
 

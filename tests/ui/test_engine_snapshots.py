@@ -14,7 +14,7 @@ from tests.helpers.waits import settle, type_query, until
 from tests.ui.conftest import SIZE
 from tests.ui.engine_helpers import engine_options, sync_and_build
 
-pytest_plugins = ["tests.fake_hotdata.fixtures", "tests.ui.engine_helpers"]
+pytest_plugins = ["tests.ui.engine_helpers"]
 
 
 def _app(make_app, vault: Path):

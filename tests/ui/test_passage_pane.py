@@ -8,10 +8,9 @@ import pytest
 
 from hqltui.ui.widgets.panes import CardDetail
 from producer.embedders.local import packaged_embedder
-from tests.helpers.passage_vaults import LONG, real_build
+from tests.helpers.passage_vaults import passage_vault
 from tests.helpers.rendering import plain
 from tests.helpers.waits import settle, type_query
-from tests.retrieval_helpers import write_vault
 from tests.ui.conftest import SIZE
 
 pytestmark = pytest.mark.anyio
@@ -21,10 +20,7 @@ QUERY = "file descriptor limit"
 
 @pytest.fixture
 def shell(tmp_path: Path) -> Path:
-    root = write_vault(tmp_path / "v", {"shell": LONG, "owl": "A bird that hunts after dark.",
-                                        "heron": "A bird that wades in marshes."})
-    real_build(root, packaged_embedder(), passages=True, queries=[QUERY])
-    return root
+    return passage_vault(tmp_path / "v", packaged_embedder(), [QUERY])
 
 
 async def test_the_answering_passage_is_marked_and_scrolled_to(make_app, shell: Path) -> None:

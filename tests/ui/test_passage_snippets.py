@@ -11,11 +11,10 @@ import pytest
 
 from hqltui.ui.widgets.panes import CardDetail
 from producer.embedders.local import packaged_embedder
-from tests.helpers.passage_vaults import LONG, real_build
+from tests.helpers.passage_vaults import LONG, passage_vault
 from tests.helpers.rendering import plain
 from tests.helpers.vaults import write_keymap
 from tests.helpers.waits import settle, type_query
-from tests.retrieval_helpers import write_vault
 from tests.ui.conftest import SIZE
 
 pytestmark = pytest.mark.anyio
@@ -29,11 +28,8 @@ HOSTILE = LONG.rstrip("\n") + (" Limits \x1b]0;pwned\x07 print as [bold red]mark
 
 @pytest.fixture(scope="module")
 def built_shell(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = write_vault(tmp_path_factory.mktemp("snip") / "shell",
-                       {"shell": HOSTILE, "owl": "A bird that hunts after dark.",
-                        "heron": "A bird that wades in marshes."})
-    real_build(root, packaged_embedder(), passages=True, queries=[QUERY, HOSTILE_QUERY])
-    return root
+    return passage_vault(tmp_path_factory.mktemp("snip") / "shell", packaged_embedder(),
+                         [QUERY, HOSTILE_QUERY], shell=HOSTILE)
 
 
 @pytest.fixture

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +19,17 @@ pytestmark = pytest.mark.anyio
 
 def _pane_text(app) -> str:  # type: ignore[no-untyped-def]
     return plain(app.main.query_one(CardDetail).shown)
+
+
+@asynccontextmanager
+async def _suggestions(make_app: Any, vault: Path) -> AsyncIterator[tuple[Any, LinksScreen]]:
+    """The app on ``vault`` with the link suggestions screen opened (ctrl+n) and drawn."""
+    app = make_app(vault)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        yield pilot, app.screen
 
 
 async def test_the_pane_lists_five_related_cards_with_links_marked(make_app, birds: Path
@@ -37,29 +51,19 @@ async def test_the_pane_lists_five_related_cards_with_links_marked(make_app, bir
 
 async def test_suggestions_copy_a_link_and_say_it(make_app, birds: Path) -> None:
     before = {p: p.read_bytes() for p in birds.glob("*.hmd") if p.is_file()}
-    app = make_app(birds)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+n")
-        await settle(pilot)
-        screen = app.screen
+    async with _suggestions(make_app, birds) as (pilot, screen):
         assert isinstance(screen, LinksScreen) and screen.ready
         first = screen.shown_rows[0]
         await pilot.press("c")
         await pilot.pause()
-        assert app.clipboard == f"[[{first.target}]]"
-        notices = [n.message for n in app._notifications]
+        assert pilot.app.clipboard == f"[[{first.target}]]"
+        notices = [n.message for n in pilot.app._notifications]
         assert f"[[{first.target}]] copied: paste it into {first.source}" in notices
     assert {p: p.read_bytes() for p in birds.glob("*.hmd") if p.is_file()} == before
 
 
 async def test_suggestions_filter_by_title_as_you_type(make_app, birds: Path) -> None:
-    app = make_app(birds)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+n")
-        await settle(pilot)
-        screen = app.screen
+    async with _suggestions(make_app, birds) as (pilot, screen):
         everything = len(screen.shown_rows)
         await pilot.press("slash", "p", "u", "f", "f", "i", "n")
         await pilot.pause()
@@ -90,12 +94,7 @@ async def test_closing_the_suggestions_screen_cancels_its_worker(make_app, birds
 
 
 async def test_a_late_progress_message_leaves_the_final_note(make_app, birds: Path) -> None:
-    app = make_app(birds)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+n")
-        await settle(pilot)
-        screen = app.screen
+    async with _suggestions(make_app, birds) as (pilot, screen):
         note = str(screen.query_one("#links-progress").render())
         screen.post_message(LinksScreen.Progress(1, 58, "card vectors"))
         await settle(pilot)

@@ -12,23 +12,17 @@ from hqltui.ui.widgets.cards import CardList
 from hqltui.ui.widgets.panes import CardDetail
 from producer.terminal import shown
 from tests.helpers.rendering import plain
+from tests.helpers.vaults import EVIL, hostile_vault
 from tests.helpers.waits import settle, type_query
 from tests.ui.conftest import SIZE
 
 pytestmark = pytest.mark.anyio
 
-EVIL = "evil\x1b]0;pwned\x07\x1b[31m\ttab\nline"
 
 
 async def test_control_characters_are_escaped_and_markup_is_literal(make_app,
                                                                     tmp_path: Path) -> None:
-    root = tmp_path / "v"
-    (root / ".hmd").mkdir(parents=True)
-    (root / f"{EVIL}.md").write_text('---\ntitle: "[bold red]Boom[/] \\e[2J"\n---\nbody words\n',
-                                     encoding="utf-8")
-    (root / f"broken{EVIL}.md").write_text("---\ntitle: [unclosed\n---\n", encoding="utf-8")
-    (root / "plain.md").write_text("# Plain\n\nbody words\n", encoding="utf-8")
-    app = make_app(root)
+    app = make_app(hostile_vault(tmp_path / "v"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await type_query(pilot, "body words")

@@ -243,7 +243,7 @@ class JobsController:
         if out is None:
             self.app.push_screen(self._configure_question(palette, keys), self._configured)
             return
-        from producer.index import aside_path, is_sqlite_file
+        from producer.index_format import aside_path, is_sqlite_file
 
         try:
             foreign = out.is_file() and is_sqlite_file(out) is False
@@ -274,7 +274,7 @@ class JobsController:
         if not yes:
             self.app.notify(f"{shown(str(out))}: left as it is; no build", timeout=3)
             return
-        from producer.index import move_aside
+        from producer.index_format import move_aside
 
         try:
             move_aside(out, aside)

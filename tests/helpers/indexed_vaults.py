@@ -1,4 +1,5 @@
-"""Small vaults and hand-made indexes for the retrieval tests."""
+"""Small vaults with hand-made indexes (vectors chosen by the test, no model run), and
+the ways the retrieval tests break an index on purpose."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from producer.index import CardRow, IndexContents, MetaRow, ModelRow, QueryRow, pack, write_index
+from producer.index_format import CardRow, IndexContents, MetaRow, ModelRow, QueryRow, pack
+from producer.index_writer import write_index
 from producer.vault import load_vault
+from tests.helpers.vaults import write_cards
 
 MODEL = "test/model"
 REVISION = "rev-1"
@@ -26,10 +29,7 @@ def unit(values: list[float] | np.ndarray) -> np.ndarray:
 def write_vault(root: Path, cards: dict[str, str], *, index: str | None = ".hql/index.sqlite",
                 extra_toml: str = "") -> Path:
     """Cards as ``name.hmd`` files whose body is the given text."""
-    root.mkdir(parents=True, exist_ok=True)
-    (root / ".hmd").mkdir(exist_ok=True)
-    for name, body in cards.items():
-        (root / f"{name}.hmd").write_text(f"# {name}\n\n{body}\n", encoding="utf-8")
+    write_cards(root, {name: f"# {name}\n\n{body}\n" for name, body in cards.items()}, ".hmd")
     toml = f'[semantics]\nindex = "{index}"\n' if index else ""
     (root / "hql.toml").write_text(toml + extra_toml, encoding="utf-8")
     return root
@@ -64,6 +64,44 @@ def write_test_index(
     target = root / out
     write_index(target, contents)
     return target
+
+
+THREE_CARDS = {"alpha": "first card", "beta": "second card", "gamma": "third card"}
+THREE_VECTORS = {
+    "alpha": unit([1, 0, 0, 0]),
+    "beta": unit([1, 1, 0, 0]),
+    "gamma": unit([0, 0, 1, 1]),
+}
+
+
+def three_card_vault(root: Path, queries: dict[str, np.ndarray] | None = None,
+                     extra_toml: str = "") -> Path:
+    """alpha, beta and gamma with a hand-made index of ``THREE_VECTORS`` (and the stored
+    ``queries``): the index reader's and the semantic arm's small vault."""
+    write_vault(root, THREE_CARDS, extra_toml=extra_toml)
+    write_test_index(root, THREE_VECTORS, queries)
+    return root
+
+
+OWLS_AND_HERON = {
+    "barn-owl": "a pale owl that hunts voles in the dark",
+    "tawny-owl": "an owl of woodland, active after dusk",
+    "grey-heron": "a heron standing in reeds, catching fish",
+}
+
+
+def owl_vault(root: Path, fourth: dict[str, str] | None = None,
+              queries: dict[str, np.ndarray] | None = None) -> Path:
+    """Two owls and a heron (and a ``fourth`` card, on an axis of its own) with a hand-made
+    index: the owls near each other, the heron apart, the query ``owl`` stored beside
+    ``queries``. The retrieval tests' small vault, where each arm's answer is known."""
+    cards = {**OWLS_AND_HERON, **(fourth or {})}
+    write_vault(root, cards)
+    vectors = {"barn-owl": unit([1, 0, 0, 0.1]), "tawny-owl": unit([1, 0.2, 0, 0]),
+               "grey-heron": unit([0, 1, 0, 0])}
+    vectors.update({name: unit([0, 0, 1, 0]) for name in fourth or {}})
+    write_test_index(root, vectors, {"owl": unit([1, 0.1, 0, 0]), **(queries or {})})
+    return root
 
 
 def doctor(path: Path, *statements: str, params: tuple = ()) -> None:
