@@ -18,6 +18,7 @@ import pytest
 from hqltui.core.jobs import index_build_job
 from hqltui.ui.app import HqlApp
 from hqltui.ui.widgets.panes import StatusLine
+from hqltui.ui.widgets.query import QueryInput
 from tests.helpers.held_build import (
     PATIENCE,
     STAMP,
@@ -28,11 +29,12 @@ from tests.helpers.held_build import (
 )
 from tests.helpers.rendering import widget_text
 from tests.helpers.vaults import QUERY
-from tests.helpers.waits import settle, type_query, until
+from tests.helpers.waits import settle, until
 from tests.ui.conftest import SIZE
-from tests.ui.jobs_helpers import wait_for_event, wait_for_file
+from tests.ui.jobs_helpers import settle_beside_jobs, wait_for_event, wait_for_file
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
 
 def status(app: HqlApp) -> str:
     return widget_text(app.main.query_one(StatusLine))
@@ -49,12 +51,20 @@ def leftovers(vault: Path) -> list[str]:
                   if p.name != "index.sqlite" and not p.name.endswith(".lock"))
 
 
+async def ask(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
+    """``type_query`` beside a running build job (whose worker ``settle`` would wait for)."""
+    app = pilot.app
+    app.main.query_one(QueryInput).value = text
+    await settle_beside_jobs(pilot)
+    await until(app, lambda: app.marks.painted_generation >= app.queries.generation)
+
+
 async def ranked_from_the_old_index(pilot, vault: Path) -> list[str]:  # type: ignore[no-untyped-def]
     """QUERY typed while the build is held: the old index answers (its stamp, the
     mallard's old vector, stale) though the new index waits complete beside it."""
     app = pilot.app
     assert leftovers(vault), "the new index should wait beside the old one"
-    await type_query(pilot, QUERY)
+    await ask(pilot, QUERY)
     names = semantic_names(app)
     assert names and "mallard" not in names[:TOP], names
     assert "built 3 d ago" in status(app)
