@@ -31,6 +31,9 @@ INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                    "clientInfo": {"name": "bench_build_swap", "version": "1"}}}
 
 
+GIVE_UP_S = 300.0  # after the build ended: a swap later than this is reported as none
+
+
 def stamp() -> str:
     return datetime.now(UTC).strftime("%H:%M:%S")
 
@@ -81,6 +84,14 @@ class Server:
         if result.get("isError"):
             raise RuntimeError(text_out)
         return json.loads(text_out)
+
+    def cpu_seconds(self) -> float | None:
+        """The server's user + sys CPU so far (Linux ``/proc``; None elsewhere)."""
+        try:
+            stat = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
 
     def close(self) -> None:
         assert self.process.stdin is not None
@@ -168,15 +179,17 @@ def main() -> None:
         if build.ended is not None:
             landed = all(r.get("built_at") not in (None, before.get("built_at")) for r in rows)
             after += 1 if landed else 0
-            if build.process.returncode != 0:
-                break
+            if build.process.returncode != 0 or time.monotonic() - build.ended > GIVE_UP_S:
+                break  # a failed build, or a swap that never came: the rows say which
         time.sleep(args.every if build.ended is None else 2.0)
+    server_cpu = server.cpu_seconds()
     server.close()
     final = build.events.get("final", build.last)
     for stream in streams:
         print(json.dumps({"utc": stamp(), "build_wall": round((build.ended or 0) - build.started,
                                                                1),
-                          "build_final": final, "load_end": os.getloadavg()}), file=stream,
+                          "build_final": final, "server_cpu_s": server_cpu,
+                          "load_end": os.getloadavg()}), file=stream,
               flush=True)
 
 

@@ -70,7 +70,8 @@ def start_held_build(vault: Path, point: str, *args: str) -> HeldBuild:
 # ``tests.helpers.vaults.QUERY`` and the new one near the owls; the new index stamped
 # half an hour before the app tests' clock (the committed index is 3 days old).
 STAMP = "2026-12-02T09:00:00+00:00"
-TOP = 3  # the new mallard ranks within these; the old one never does
+TOP = 5  # the new mallard ranks within these (5th, after the owls and the nightjar);
+#          the old one does not (28th of 58)
 NIGHT_HUNTER = """---
 title: Mallard
 tags: [species, ducks]
