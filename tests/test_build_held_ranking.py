@@ -12,13 +12,21 @@ from __future__ import annotations
 import json
 import os
 import select
+import sqlite3
 import time
 from typing import Any
 
 import pytest
 
 from producer.crash_points import PAUSE_ENV
-from tests.helpers.held_build import PATIENCE, STAMP, TOP, rewrite_the_mallard, start_held_build
+from tests.helpers.held_build import (
+    PATIENCE,
+    STAMP,
+    TOP,
+    rewrite_the_mallard,
+    run_build,
+    start_held_build,
+)
 from tests.helpers.vaults import QUERY
 from tests.mcp_raw import RawServer, initialized
 
@@ -160,3 +168,32 @@ def test_a_search_while_the_servers_own_build_is_held_answers_from_the_old_index
         assert built["state"] == "succeeded" and built["result"]["embedded"] == 1
         assert built["index"]["stale"] == 0
         assert_new(client.search(), before)
+
+
+FIRST = "---\ntitle: Auk\n---\n# Auk\n\nA card whose name sorts before every other.\n"
+
+
+def passage_rows(index: Any) -> dict[str, int]:
+    """Each card's first passage: its row in the file."""
+    with sqlite3.connect(f"file:{index}?mode=ro", uri=True) as conn:
+        return dict(conn.execute("SELECT card, rowid FROM chunk WHERE ordinal = 0"))
+
+
+def test_a_server_not_swapped_yet_reads_only_the_index_it_loaded(tmp_path: Any) -> None:
+    """``--poll 0``, so nothing swaps: after a build has replaced the file, the snapshot
+    loaded before answers as it did, whole. Scoring by best passage reads stored
+    vectors from the index at query time, by row; the new file's rows are shifted by a
+    card at the front, so a read from it would change the scores."""
+    raw = RawServer(tmp_path, "--poll", "0")
+    run_build(raw.vault, "--passages", "--built-at", "2026-11-29T09:30:00+00:00")
+    index = raw.vault / ".hql" / "index.sqlite"
+    rows = passage_rows(index)
+    with initialized(raw) as server:
+        client = Client(server)
+        before = client.search()
+        assert before["arms"]["semantic"]["retrieval"]["passages"]  # scored by best passage
+        (raw.vault / "aaa-first.hmd").write_text(FIRST, encoding="utf-8")
+        rewrite_the_mallard(raw.vault)
+        run_build(raw.vault, "--built-at", STAMP)
+        assert passage_rows(index)["barn-owl"] != rows["barn-owl"]
+        assert client.search() == before

@@ -18,10 +18,29 @@ REPO = Path(__file__).resolve().parents[2]
 PATIENCE = 240.0  # seconds: a bound for a failing test (a model load on a busy machine)
 
 
+def producer_env() -> dict[str, str]:
+    """This checkout's producer, whatever the working directory, and no pause."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop(PAUSE_ENV, None)
+    return env
+
+
 def pause_env(point: str, marker: Path) -> dict[str, str]:
-    """The environment of a build that holds at ``point`` while ``marker`` exists; this
-    checkout's producer, whatever the working directory."""
-    return {**os.environ, "PYTHONPATH": str(REPO), PAUSE_ENV: f"{point}:{marker}"}
+    """The environment of a build that holds at ``point`` while ``marker`` exists."""
+    return {**producer_env(), PAUSE_ENV: f"{point}:{marker}"}
+
+
+def build_command(vault: Path, *args: str) -> list[str]:
+    """``hql-semantics build --vault VAULT --offline ARGS``, run from the vault's parent."""
+    return [sys.executable, "-m", "producer", "build", "--vault", vault.name, "--offline",
+            *args]
+
+
+def run_build(vault: Path, *args: str) -> None:
+    """A build run to its end (it must succeed)."""
+    done = subprocess.run(build_command(vault, *args), cwd=vault.parent, text=True,
+                          capture_output=True, env=producer_env(), timeout=PATIENCE)
+    assert done.returncode == 0, done.stderr
 
 
 @dataclass
@@ -55,12 +74,9 @@ class HeldBuild:
 
 
 def start_held_build(vault: Path, point: str, *args: str) -> HeldBuild:
-    """``hql-semantics build --vault VAULT --offline ARGS`` held at ``point``, run from
-    the vault's parent; ``wait_held`` before relying on the hold."""
+    """``build_command`` held at ``point``; ``wait_held`` before relying on the hold."""
     marker = vault.parent / f"held-at-{point}"
-    command = [sys.executable, "-m", "producer", "build", "--vault", vault.name,
-               "--offline", *args]
-    process = subprocess.Popen(command, cwd=vault.parent, text=True, stdout=subprocess.PIPE,
+    process = subprocess.Popen(build_command(vault, *args), cwd=vault.parent, text=True, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, env=pause_env(point, marker))
     return HeldBuild(process, marker, point)
 
