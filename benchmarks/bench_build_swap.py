@@ -159,9 +159,8 @@ def main() -> None:
     parser.add_argument("--every", type=float, default=30.0)
     parser.add_argument("--after", type=int, default=3)
     parser.add_argument("--out", type=Path)
-    parser.add_argument("build_args", nargs=argparse.REMAINDER)
-    args = parser.parse_args()
-    extra = [a for a in args.build_args if a != "--"]
+    args, extra = parser.parse_known_args()  # the rest is the build's: ``-- --full``
+    extra = [a for a in extra if a != "--"]
     streams: list[TextIO] = [sys.stdout]
     if args.out is not None:
         streams.append(args.out.open("a", encoding="utf-8"))
