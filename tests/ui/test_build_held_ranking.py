@@ -59,7 +59,7 @@ async def ask(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
     await until(app, lambda: app.marks.painted_generation >= app.queries.generation)
 
 
-async def ranked_from_the_old_index(pilot, vault: Path) -> list[str]:  # type: ignore[no-untyped-def]
+async def ranked_from_the_old_index(pilot, vault: Path) -> None:  # type: ignore[no-untyped-def]
     """QUERY typed while the build is held: the old index answers (its stamp, the
     mallard's old vector, stale) though the new index waits complete beside it."""
     app = pilot.app
@@ -69,7 +69,6 @@ async def ranked_from_the_old_index(pilot, vault: Path) -> list[str]:  # type: i
     assert names and "mallard" not in names[:TOP], names
     assert "built 3 d ago" in status(app)
     assert app.statuses["mallard"] == "stale"
-    return names
 
 
 async def swapped_in(pilot, session: object) -> None:  # type: ignore[no-untyped-def]
