@@ -98,6 +98,19 @@ async def _keystroke(app: Any, field: Any) -> float:
     return float(await painted) - t0
 
 
+async def _until(pilot: Any, test: Any, what: str, step: float = 0.01,
+                 timeout: float = 600.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not test():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"bench_autobuild: never {what} in {timeout:.0f} s")
+        await pilot.pause(step)
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
 async def _run(vault: Path, edits: int, idle_keys: int) -> dict[str, Any]:
     from hqltui.ui.app import HqlApp
     from hqltui.ui.widgets.query import QueryInput
@@ -109,11 +122,14 @@ async def _run(vault: Path, edits: int, idle_keys: int) -> dict[str, Any]:
     keys: list[float] = []
     lag = LoopLag()
     async with app.run_test(size=(120, 36)) as pilot:
-        while app.session is None or app.session.index_pending or not app.autobuild.on:
-            await pilot.pause(0.05)
-        while app.autobuild.notifications is None or not app.autobuild.notifications.active:
-            await pilot.pause(0.05)
+        await _until(pilot, lambda: app.session is not None and not app.session.index_pending
+                     and app.autobuild.on, "loaded", 0.05)
+        await _until(pilot, lambda: app.autobuild.notifications is not None
+                     and app.autobuild.notifications.active, "notified", 0.05)
+        # the watcher's first scan: a change is told from this signature
+        await _until(pilot, lambda: app.sessions.signature is not None, "scanned", 0.05)
         await pilot.pause(1.0)
+        _say(f"{vault}: loaded, {len(app.statuses)} cards")
         lag.task = asyncio.create_task(lag.run())
         field = app.main.query_one(QueryInput)
         field.focus()
@@ -142,17 +158,16 @@ async def _run(vault: Path, edits: int, idle_keys: int) -> dict[str, Any]:
             t0 = time.monotonic()
             path.write_text(path.read_text(encoding="utf-8") + f"\nEdit {i}: a new line.\n",
                             encoding="utf-8")
-            while not noticed:
-                await pilot.pause(0.01)
-            while app.autobuild.started == started:
-                await pilot.pause(0.01)
+            await _until(pilot, lambda n=noticed: bool(n), f"noticed the edit of {name}")
+            await _until(pilot, lambda s=started: app.autobuild.started != s,
+                         f"started a build for {name}")
             lag.building = True
             while app.running_jobs():  # keystrokes while the build runs
                 keys.append(await _keystroke(app, field))
                 await pilot.pause(0.05)
             lag.building = False
-            while app.statuses.get(name) != "fresh":
-                await pilot.pause(0.01)
+            await _until(pilot, lambda n=name: app.statuses.get(n) == "fresh",
+                         f"showed {name} fresh")
             t_fresh = time.monotonic()
             app.autobuild.changed = changed  # type: ignore[method-assign]
             embedded = stamps.get("progress", stamps["start"])
@@ -166,7 +181,9 @@ async def _run(vault: Path, edits: int, idle_keys: int) -> dict[str, Any]:
                 "total": t_fresh - t0,
                 "runtime": stamps.get("runtime", "?"),
             })
+            _say(f"edit {i + 1}: {rows[-1]['total']:.2f} s ({rows[-1]['runtime']})")
             field.value = ""
+            await _until(pilot, lambda: app.sessions.signature is not None, "scanned", 0.05)
             await pilot.pause(0.5)
         lag.task.cancel()
         mode = app.autobuild.watching
