@@ -277,6 +277,7 @@ def _build_locked(
         warn=lambda message: emit({"event": "warning", "message": message}),
     )
     emit(plan.start_event())
+    embedder.planned(plan.total, options.full)
     if plan.up_to_date:
         assert plan.previous is not None
         done = Executed(plan.previous.model.dimensions, len(plan.previous.chunks), 0)

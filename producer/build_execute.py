@@ -61,6 +61,7 @@ class LazyEmbedder:
         self.identity = identity
         self.factory = factory or (lambda s: open_embedder(s, environ))
         self._embedder: Embedder | None = None
+        self._plan: tuple[int, bool] | None = None  # (texts to embed, --full), once planned
 
     def get(self) -> Embedder:
         if self._embedder is None:
@@ -72,7 +73,19 @@ class LazyEmbedder:
                     f"{self.identity.model_id} at {self.identity.revision} was expected"
                 )
             self._embedder = embedder
+            self._tell_plan()
         return self._embedder
+
+    def planned(self, texts: int, full: bool) -> None:
+        """The plan is made: a local model chooses its runtime from its size
+        (``producer.embedders.local.small_build``) when it loads."""
+        self._plan = (texts, full)
+        self._tell_plan()
+
+    def _tell_plan(self) -> None:
+        told = getattr(self._embedder, "planned", None)
+        if told is not None and self._plan is not None:
+            told(*self._plan)
 
     @property
     def opened(self) -> Embedder | None:

@@ -58,3 +58,17 @@ def test_full_does_not_read_it_and_finishing_removes_it(tmp_path: Path) -> None:
     assert work.available == 0
     work.finish()
     assert not path.exists()
+
+
+def test_a_work_file_of_either_runtime_is_ignored_by_the_other(tmp_path: Path) -> None:
+    """Runtimes agree within the rebuild tolerance, not bit for bit: a resumed build must
+    end with the vectors its own runtime would have written."""
+    for made_by, read_by in (("torch", "onnxruntime"), ("onnxruntime", "torch")):
+        path = work_path_for(tmp_path / made_by / "index.sqlite")
+        path.parent.mkdir()
+        made(path, KEY | {"runtime": made_by})
+        warnings: list[str] = []
+        work = WorkFile(path, KEY | {"runtime": read_by}, warnings.append, resume=True)
+        assert work.available == 0 and len(warnings) == 1
+        same = WorkFile(path, KEY | {"runtime": made_by}, [].append, resume=True)
+        assert same.available == 2  # its own runtime would resume it

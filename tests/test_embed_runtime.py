@@ -7,11 +7,13 @@ The graph is exported once for this module into the suite's temporary cache
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -268,3 +270,126 @@ def test_without_a_graph_nothing_is_loaded_ahead(tmp_path, monkeypatch):
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     assert warm_graph() is False
+
+
+# ------------------------------------------------ a small build's runtime
+
+BUILD_PROBE = """
+import json, sys
+from producer.cli import main
+code = main(sys.argv[1:])
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def build_events(vault: Path, *args: str, **env: str) -> tuple[list[dict], set[str], str]:
+    """A build in a child process: its JSON events, the modules it imported, its stderr."""
+    out = subprocess.run(
+        [sys.executable, "-c", BUILD_PROBE, "build", "--vault", str(vault), "--offline",
+         "--progress", "jsonl", *args],
+        capture_output=True, text=True, cwd=REPO, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO), **env},
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    modules = set(json.loads(out.stderr.strip().splitlines()[-1]))
+    return [json.loads(line) for line in out.stdout.splitlines()], modules, out.stderr
+
+
+@pytest.fixture
+def torch_for_builds(graph):  # type: ignore[no-untyped-def]
+    """This machine's record says what a timing at setup says: here, torch for builds
+    (what `auto` resolves to on the project's machine), whatever this run's timing chose."""
+    onnx_graph.write_record(dataclasses.replace(graph, auto="torch"))
+    yield
+    onnx_graph.write_record(graph)
+
+
+def test_a_small_build_runs_on_onnxruntime_and_never_imports_torch(
+    graph, torch_for_builds, tmp_path
+):
+    """The edit an auto-build answers: one card, under `auto`, on the graph that passed,
+    whatever `auto` resolved to for large builds; the same index revision."""
+    vault = tmp_path / "birds"
+    shutil.copytree(BIRDS, vault)
+    card = vault / "great-cormorant.hmd"
+    card.write_text(card.read_text(encoding="utf-8") + "\nIt dries its wings.\n",
+                    encoding="utf-8")
+    events, modules, _ = build_events(vault, "--changed-at-most", "200")
+    final = events[-1]
+    assert final["event"] == "final" and final["embedded"] == 1
+    assert final["runtime"] == "onnxruntime"
+    assert read_index(vault / ".hql" / "index.sqlite").model.revision == local_revision()
+    assert "onnxruntime" in modules
+    assert not {"torch", "transformers"} & modules
+
+
+def test_the_plan_decides_the_runtime_and_a_full_build_keeps_autos(graph, monkeypatch):
+    from producer.embedders.local import SMALL_BUILD_TEXTS, choose_runtime, small_build
+
+    assert small_build(1, False) and small_build(SMALL_BUILD_TEXTS, False)
+    assert not small_build(SMALL_BUILD_TEXTS + 1, False)
+    assert not small_build(1, True)  # --full: the reference build
+    assert not small_build(0, False)  # nothing to embed loads nothing
+    # A machine where the timing at setup chose torch for builds:
+    monkeypatch.setattr(onnx_graph, "read_record",
+                        lambda _d: dataclasses.replace(graph, auto="torch"))
+    d = default_model_dir()
+    assert choose_runtime("auto", "float32", d, True, True, small=True)[0] == "onnxruntime"
+    assert choose_runtime("auto", "float32", d, True, True, small=False)[0] == "torch"
+    assert choose_runtime("torch", "float32", d, True, True, small=True)[0] == "torch"
+    assert choose_runtime("auto", "bfloat16", d, True, True, small=True)[0] == "torch"
+    failed = dataclasses.replace(graph, passed=False, reason="differs")
+    monkeypatch.setattr(onnx_graph, "read_record", lambda _d: failed)
+    assert choose_runtime("auto", "float32", d, True, True, small=True)[0] == "torch"
+
+
+def test_a_full_build_of_a_small_vault_keeps_autos_choice(graph, torch_for_builds, tmp_path):
+    vault = tmp_path / "birds"
+    shutil.copytree(BIRDS, vault, ignore=shutil.ignore_patterns(".hql"))
+    events, _, _ = build_events(vault, "--full", "--built-at", "2026-01-01T00:00:00+00:00")
+    assert events[-1]["runtime"] == "torch"
+
+
+@pytest.mark.parametrize(("first", "then"), [("torch", "auto"), ("auto", "torch")])
+def test_a_work_file_is_never_resumed_by_the_other_runtime(
+    graph, torch_for_builds, tmp_path, first, then
+):
+    """A small build interrupted on one runtime leaves its work file; the next build,
+    on the other runtime, ignores it in one line and embeds every text itself."""
+    from producer.build_checkpoint import work_path_for
+    from producer.crash_points import BATCH_CARDS_ENV, CHECKPOINT_ENV, PAUSE_ENV
+
+    vault = tmp_path / "birds"
+    shutil.copytree(BIRDS, vault)
+    for name in ("great-cormorant", "mallard", "barn-owl"):
+        card = vault / f"{name}.hmd"
+        card.write_text(card.read_text(encoding="utf-8") + "\nSeen at dusk.\n",
+                        encoding="utf-8")
+    marker = tmp_path / "paused"
+    seams = {BATCH_CARDS_ENV: "1", CHECKPOINT_ENV: "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "producer", "build", "--vault", str(vault), "--offline",
+         "--runtime", first, "--progress", "jsonl"],
+        cwd=REPO, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(REPO), **seams,
+             PAUSE_ENV: f"batch-2:{marker}"})
+    deadline = time.monotonic() + 240
+    try:
+        while not marker.exists():  # the build writes it when it reaches the pause
+            assert proc.poll() is None, proc.communicate()[1]
+            assert time.monotonic() < deadline, "the build never reached its second batch"
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.communicate(timeout=60)
+    index = vault / ".hql" / "index.sqlite"
+    assert work_path_for(index).exists()
+    events, _, _ = build_events(vault, "--runtime", then, **seams)
+    warnings = [e["message"] for e in events if e["event"] == "warning"]
+    assert any("work file is from another model, revision, recipe, runtime or vault; "
+               "ignored" in w for w in warnings), warnings
+    final = events[-1]
+    assert final["runtime"] == {"torch": "torch", "auto": "onnxruntime"}[then]
+    assert final["resumed"] == 0 and final["texts_embedded"] == 3
+    assert not work_path_for(index).exists()

@@ -86,7 +86,11 @@ class Served:
     def _notify(self) -> None:
         from hqltui.core.notifications import Notifications
 
-        self.notifications = Notifications(self.root, self._poked.set, lambda _reason: None)
+        def index() -> Any:
+            return None if self.session is None else self.session.config.index_path
+
+        self.notifications = Notifications(self.root, lambda _paths: self._poked.set(),
+                                           lambda _reason: None, index=index)
         self.notifications.start()
 
     async def _rest(self, seconds: float | None) -> None:

@@ -432,6 +432,7 @@ class LocalEmbedder:
         self.graph = graph  # an ONNX graph to run as is (the check of a new one)
         self.runtime_used: str | None = None  # known once loaded
         self.runtime_note: str | None = None  # why a graph was not used (said once)
+        self.small = False  # a build's plan is small (``planned``): ``auto`` may load the graph
         self._tokenizer: ModelTokenizer | None = None
         self._encoder: Encoder | None = None
         self._lock = threading.Lock()
@@ -477,6 +478,11 @@ class LocalEmbedder:
         """The torch model (torch runtime only): tests compare with it directly."""
         return getattr(self._encoder, "model", None)
 
+    def planned(self, texts: int, full: bool) -> None:
+        """The build's plan embeds ``texts`` texts (``full``: a ``--full`` build): what
+        ``auto`` loads for it (``small_build``). Said before the encoder loads."""
+        self.small = small_build(texts, full)
+
     def load(self) -> None:
         """Load tokenizer and encoder once (thread-safe; the app embeds from a worker)."""
         if self._encoder is not None:
@@ -491,7 +497,8 @@ class LocalEmbedder:
             runtime, graph, note = ORT_NAME, self.graph, None
         else:
             runtime, graph, note = choose_runtime(
-                self.runtime, self.precision, self.source, tokens is not None, self.prepare
+                self.runtime, self.precision, self.source, tokens is not None, self.prepare,
+                self.small,
             )
         threads = self.threads or usable_cpus()
         if runtime == ORT_NAME:
@@ -503,7 +510,7 @@ class LocalEmbedder:
             except ImportError as exc:
                 raise EmbedError(f"the onnxruntime runtime cannot be loaded: {exc}") from None
             tokenizer: ModelTokenizer = fast_tokenizer(tokens)
-        else:
+        else:  # torch and transformers are imported here only
             torch_encoder = TorchEncoder.load(self, threads)
             encoder = torch_encoder
             tokenizer = fast_tokenizer(tokens) if tokens else torch_encoder.tokenizer
@@ -537,16 +544,26 @@ class LocalEmbedder:
         Like ``token_prefix``, only a prefix cut at whitespace is tokenised, doubled
         until it holds more than ``needed`` tokens, so a huge card costs what its
         first windows cost; the spans are those of the whole text."""
-        self.load()
-        assert self._tokenizer is not None
+        tokenizer = self._plain_tokenizer()
         limit = max(FIRST_PREFIX, needed * 8)
         while True:
             cut = _cut_at_or_before(text, limit) if limit < len(text) else len(text)
             piece = text[:cut] if cut > 0 else text
-            spans = self._tokenizer.offsets(piece)
+            spans = tokenizer.offsets(piece)
             if len(spans) > needed or len(piece) == len(text):
                 return spans[: needed + 1] if len(piece) < len(text) else spans
             limit *= 2
+
+    def _plain_tokenizer(self) -> ModelTokenizer:
+        """The tokenizer alone when the model has a ``tokenizer.json`` (both runtimes read
+        it): cutting passages while a build plans loads no encoder, so the plan's size
+        can still choose the runtime. Otherwise the whole model (torch's tokenizer)."""
+        tokens = None if self.by_id or self._encoder is not None else tokenizer_file(self.source)
+        if tokens is None:
+            self.load()
+            assert self._tokenizer is not None
+            return self._tokenizer
+        return fast_tokenizer(tokens)
 
     def token_lengths(self, texts: Sequence[str]) -> list[int]:
         return [len(ids) for ids in self._encode_prefixes(self.prefixes(texts))["input_ids"]]
@@ -766,8 +783,25 @@ class TorchEncoder:
             torch.set_num_threads(before)
 
 
+# The most texts a build's plan may embed and still run on onnxruntime when ``runtime =
+# "auto"`` resolved to torch (``small_build``). Loading torch costs ~3.6 s more than the
+# graph (first vector in a fresh process: torch 4.14 s, onnxruntime 0.50 s), and torch
+# embeds at most ~6% faster here (32.9 against 31 texts/s, quiet): it wins that time
+# back only after ~1,900 texts. Half of that keeps a margin for the rates' noise, and
+# covers every automatic build (at most ``hqltui.core.autobuild.CARD_LIMIT`` cards).
+SMALL_BUILD_TEXTS = 1000
+
+
+def small_build(texts: int, full: bool) -> bool:
+    """Is a build planning to embed ``texts`` texts small enough for the light runtime?
+    Decided from the plan, never from a timing: a ``--full`` build (the reference: the
+    committed index, two builds compared byte for byte) always runs ``auto``'s choice."""
+    return not full and 0 < texts <= SMALL_BUILD_TEXTS
+
+
 def choose_runtime(
-    requested: str, precision: str, model_dir: Path | str, has_tokenizer_json: bool, prepare: bool
+    requested: str, precision: str, model_dir: Path | str, has_tokenizer_json: bool,
+    prepare: bool, small: bool = False,
 ) -> tuple[str, Path | None, str | None]:
     """(runtime, graph, note): which runtime embeds, its graph, and why a graph just
     made was not used when ``auto`` fell back to torch (said once: by the build that
@@ -781,7 +815,8 @@ def choose_runtime(
       no build times anything or waits for an export. A graph that failed its
       check is never used (``onnxruntime`` asked for is refused);
     * ``auto``: no record yet, torch; for a build, the record's ``auto``
-      (``AUTO_RULE``); for a live query, onnxruntime whenever the graph passed (no
+      (``AUTO_RULE``), or onnxruntime for a ``small`` build (``small_build``) whenever
+      the graph passed; for a live query, onnxruntime whenever the graph passed (no
       torch to load).
     """
     if precision == "int8":
@@ -827,7 +862,7 @@ def choose_runtime(
         if requested == ORT_NAME:
             raise EmbedError(f"the onnxruntime runtime cannot be used: {why}")
         return TORCH_NAME, None, why if made else None
-    if requested == ORT_NAME or not prepare or record.auto == ORT_NAME:
+    if requested == ORT_NAME or not prepare or small or record.auto == ORT_NAME:
         try:
             import onnxruntime  # noqa: F401
         except ImportError as exc:

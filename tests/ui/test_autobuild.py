@@ -244,3 +244,33 @@ async def test_an_edit_turns_fresh_and_a_deletion_goes_without_a_key(make_app, b
                     "gone", timeout=240)
         assert "mallard" not in app.statuses
         assert app.last_job_events["index-build"].result["removed"] == 1
+
+
+@pytest.mark.slow
+async def test_the_index_folder_a_build_writes_starts_no_scan(make_app, birds) -> None:
+    """The real producer drops a deleted card's row (no model): its lock, temporary
+    file, journal and the renamed index start no look at the vault (on man1 each
+    costs a 1.4 s scan, and a reload that cancels the build's own)."""
+    app = make_app(birds, poll_interval=3600)  # the vault is looked at when notified only
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: app.autobuild.watching == "notifications", "notified")
+        checks: list[str | None] = []
+        check = app.sessions.check
+
+        def counted(index: str | None) -> None:
+            checks.append(index)
+            check(index)
+
+        app.sessions.check = counted  # type: ignore[method-assign]
+        (birds / "mallard.hmd").unlink()  # one change
+        await until(pilot, lambda: "1 orphan" in _status(app), "orphan")
+        await until(pilot, lambda: "0 orphan" in _status(app) and not app.running_jobs(),
+                    "gone", timeout=240)
+        await pilot.press("shift+f7")  # off: the last change only marks the end
+        card = birds / "great-cormorant.hmd"
+        hidden = birds / ".great-cormorant.hmd.new"  # an editor's save: one change seen
+        hidden.write_text(card.read_text(encoding="utf-8") + "\nLast.\n", encoding="utf-8")
+        hidden.replace(card)  # notified after everything the build wrote
+        await until(pilot, lambda: app.statuses.get("great-cormorant") == "stale", "stale")
+        assert len(checks) == 2, checks  # the deletion and the save

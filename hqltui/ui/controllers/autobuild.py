@@ -72,6 +72,7 @@ class AutoBuildController:
 
     def loaded(self) -> None:
         """A session is on screen (loaded, reloaded, or a build landed): decide."""
+        self.jobs.landing = False  # its watch baseline holds the index as it is now
         self.evaluate()
 
     @property
@@ -170,7 +171,8 @@ class AutoBuildController:
 
     def watch(self, on_change: Callable[[], None]) -> None:
         """Start the file notifications (after the first frame): ``on_change`` runs on
-        the UI thread after each batch of events."""
+        the UI thread after each batch of events the scan may see, except the index
+        landing from this app's own build (``own_index``)."""
         from hqltui.core.notifications import Notifications
 
         def failed(reason: str) -> None:
@@ -178,9 +180,23 @@ class AutoBuildController:
                 f"file notifications unavailable ({reason}); the vault is scanned "
                 "periodically instead", timeout=6))
 
-        self.notifications = Notifications(self.vault, lambda: self._from_thread(on_change),
-                                           failed)
+        def changed(paths: frozenset[str]) -> None:
+            self._from_thread(lambda: None if self.own_index(paths) else on_change())
+
+        self.notifications = Notifications(self.vault, changed, failed,
+                                           index=lambda: self.state().index_file)
         self.notifications.start()
+
+    def own_index(self, paths: frozenset[str]) -> bool:
+        """Is this batch only the index, renamed into place by a build this app runs (or
+        ran, its reload not on screen yet)? That reload shows it; a scan now would
+        reload a second time, and cancel the first. (On the UI thread.)"""
+        import os
+
+        index = self.state().index_file
+        ours = self.jobs.landing or self.jobs.board.running(BUILD) is not None
+        return (ours and index is not None
+                and {os.path.abspath(p) for p in paths} == {os.path.abspath(index)})
 
     def _from_thread(self, call: Callable[[], object]) -> None:
         if not self.app.is_running:

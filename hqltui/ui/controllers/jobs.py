@@ -92,6 +92,9 @@ class JobsController:
         self.factories: dict[str, JobFactory] = {BUILD: _build, VERIFY: _verify}
         self.throttle_clock: Callable[[], float] = time.monotonic
         self._asking_quit = False  # the quit question is on screen: quitting again quits
+        # A build of this app wrote the index, and the session read after it is not on
+        # screen yet: the index's own notification needs no scan (``AutoBuildController``).
+        self.landing = False
 
     # ------------------------------------------------------------------ running
 
@@ -167,6 +170,7 @@ class JobsController:
                    timeout=8)
         if event.kind == BUILD and event.state == "succeeded":
             self._failed_shown.discard(VERIFY)  # a new index: an old verify verdict is moot
+            self.landing = True
             self.reload("build")  # badges, header and rankings follow the new index
         if event.state in ("failed", "cancelled"):
             self._failed_shown.add(event.kind)

@@ -58,8 +58,10 @@ class SessionController:
         self._scanned: tuple[float | None, float] = (None, 0.0)  # last scan's end, its cost
 
     def _run(self, work: Callable[[], None], group: str, name: str) -> Worker[None]:
-        return self.app.run_worker(work, name=name, group=group, exclusive=True, thread=True,
-                                   exit_on_error=False)
+        # A description, or Textual repr()s the work on the UI thread (a session in a
+        # partial would be printed whole: seconds on man1).
+        return self.app.run_worker(work, name=name, description=name, group=group,
+                                   exclusive=True, thread=True, exit_on_error=False)
 
     # ------------------------------------------------------------------ loading
 

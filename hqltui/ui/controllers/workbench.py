@@ -99,8 +99,8 @@ class WorkbenchController:
             if not worker.is_cancelled:
                 app.post_message(messages.LabelsScored(report, lexical))
 
-        app.run_worker(score, name="labelled queries", group=LABELS_GROUP, exclusive=True,
-                       thread=True, exit_on_error=False)
+        app.run_worker(score, name="labelled queries", description="labelled queries",
+                       group=LABELS_GROUP, exclusive=True, thread=True, exit_on_error=False)
 
     def scored(self, message: messages.LabelsScored) -> None:
         if (screen := self.screen()) is not None:
@@ -158,8 +158,8 @@ class WorkbenchController:
                           cancelled=lambda: worker.is_cancelled)
             app.post_message(messages.TuneDone(result))
 
-        app.run_worker(run, name="tune", group=TUNE_GROUP, exclusive=True, thread=True,
-                       exit_on_error=False)
+        app.run_worker(run, name="tune", description="tune", group=TUNE_GROUP, exclusive=True,
+                       thread=True, exit_on_error=False)
 
     def progress(self, message: messages.TuneProgress) -> None:
         from hqltui.ui import labelled_views
