@@ -786,9 +786,9 @@ class TorchEncoder:
 # The most texts a build's plan may embed and still run on onnxruntime when ``runtime =
 # "auto"`` resolved to torch (``small_build``). Loading torch costs ~3.6 s more than the
 # graph (first vector in a fresh process: torch 4.14 s, onnxruntime 0.50 s), and torch
-# embeds at most ~6% faster here (32.9 against 31 texts/s, quiet): it wins that time
-# back only after ~1,900 texts. Half of that keeps a margin for the rates' noise, and
-# covers every automatic build (at most ``hqltui.core.autobuild.CARD_LIMIT`` cards).
+# embeds ~9% faster here (34.4 against 31.5 texts/s, quiet): it wins that time back only
+# after ~1,360 texts. 1,000 keeps a margin for the rates' noise, and covers every
+# automatic build (at most ``hqltui.core.autobuild.CARD_LIMIT`` cards).
 SMALL_BUILD_TEXTS = 1000
 
 
