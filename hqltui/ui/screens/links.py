@@ -8,8 +8,10 @@ Rows are filtered as you type in the filter (either card's name or title).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -23,6 +25,17 @@ from hqltui.ui.keys import LINKS_SCREEN_BINDINGS
 if TYPE_CHECKING:
     from hqltui.ui.palette import Palette
     from hqltui.ui.related_views import LinkRow
+
+
+def _width(label: str, cells: Iterable[Text]) -> int:
+    """A column as wide as its label and widest cell, given when the column is added.
+
+    Left to itself, Textual's DataTable (8.2) widens an auto-width column only on its
+    next idle, and keeps the cells it rendered before that in a cache whose key holds
+    no width: a frame drawn between the rows arriving (from the worker) and that idle
+    kept every column as narrow as its label, depending on which task ran first.
+    """
+    return max([cell_len(label), *(cell.cell_len for cell in cells)])
 
 
 class LinksScreen(Screen[None]):
@@ -101,13 +114,14 @@ class LinksScreen(Screen[None]):
         needle = self.query_one("#links-filter", Input).value.strip()
         self.filtered_for = needle
         self.shown_rows = [r for r in self.rows if related_views.matches(r, needle, self.titles)]
+        cells = [related_views.table_cells(rank, row, self.titles, self.palette, self.pairs)
+                 for rank, row in enumerate(self.shown_rows, start=1)]
         table = self.table
         table.clear(columns=True)  # columns again: their widths follow the rows shown
-        for label in related_views.columns(self.pairs):
-            table.add_column(label, key=label)
-        for rank, row in enumerate(self.shown_rows, start=1):
-            table.add_row(*related_views.table_cells(rank, row, self.titles, self.palette,
-                                                     self.pairs))
+        for at, label in enumerate(related_views.columns(self.pairs)):
+            table.add_column(label, key=label, width=_width(label, (row[at] for row in cells)))
+        for row in cells:
+            table.add_row(*row)
 
     @on(Input.Changed, "#links-filter")
     def _filtered(self, _event: Input.Changed) -> None:
