@@ -35,12 +35,20 @@ def poll_due(now: float, last_end: float | None, last_cost: float, interval: flo
     return last_end is None or now - last_end >= rest_after(last_cost, interval)
 
 
-def _stat(path: str) -> tuple[int, int]:
+def file_stat(path: str) -> tuple[int, int]:
+    """(size, mtime_ns) of ``path`` as a signature holds it; (-1, -1) when it is gone."""
     try:
         st = os.stat(path)
     except OSError:
         return (-1, -1)
     return (st.st_size, st.st_mtime_ns)
+
+
+def holds(baseline: Signature, path: str) -> bool:
+    """Does ``baseline`` hold ``path`` as it is on disk now (same size and mtime)?"""
+    where = os.path.abspath(path)
+    return any(os.path.abspath(entry[0]) == where and tuple(entry[1:]) == file_stat(path)
+               for entry in baseline)
 
 
 def signature(
@@ -54,4 +62,4 @@ def signature(
     root_path = Path(root)
     paths = [root_path / rel for rel in discover(root_path)[0]]
     paths += [root_path / "hql.toml", *map(Path, extra)]
-    return tuple(sorted((os.fspath(p), *_stat(os.fspath(p))) for p in paths))
+    return tuple(sorted((os.fspath(p), *file_stat(os.fspath(p))) for p in paths))

@@ -122,7 +122,8 @@ class HqlApp(App[int]):
         self.related_ctl = RelatedController(self)
         # Edits re-embedded in the background (None: `[semantics] auto_build` decides).
         self.autobuild = AutoBuildController(self, self.vault_path, jobs, lambda: self.state,
-                                             lambda: self.keys, auto_build)
+                                             lambda: self.keys, auto_build,
+                                             lambda: self.sessions.signature)
 
     # The state on screen, as tests and the benchmarks read it.
     @property

@@ -230,6 +230,9 @@ async def test_an_edit_turns_fresh_and_a_deletion_goes_without_a_key(make_app, b
         await until(pilot, lambda: app.statuses.get("great-cormorant") == "stale", "stale")
         await until(pilot, lambda: app.statuses.get("great-cormorant") == "fresh", "fresh",
                     timeout=240)
+        # The watcher may swap the landed index in before the job's own last event
+        # reaches the app: wait for that event, then read what the build did.
+        await until(pilot, lambda: app.last_job_events["index-build"].finished, "build ended")
         final = app.last_job_events["index-build"]
         assert final.title == "index: auto-build" and final.result["embedded"] == 1
         await type_query(pilot, "lighthouse keeper repairing a brass telescope")
@@ -243,6 +246,7 @@ async def test_an_edit_turns_fresh_and_a_deletion_goes_without_a_key(make_app, b
         await until(pilot, lambda: "0 orphan" in _status(app) and not app.running_jobs(),
                     "gone", timeout=240)
         assert "mallard" not in app.statuses
+        await until(pilot, lambda: app.last_job_events["index-build"].finished, "build ended")
         assert app.last_job_events["index-build"].result["removed"] == 1
 
 

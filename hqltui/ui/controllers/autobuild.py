@@ -48,7 +48,8 @@ def _auto_build(vault: Path, out: Path, limit: int, *, clock: Callable[[], float
 class AutoBuildController:
     def __init__(self, app: App[Any], vault: Path, jobs: JobsController,
                  state: Callable[[], ScreenState], keys: Callable[[], Keys],
-                 enabled: bool | None = None) -> None:
+                 enabled: bool | None = None,
+                 watched: Callable[[], object] = lambda: None) -> None:
         from hqltui.core.autobuild import CARD_LIMIT, SETTLE
 
         self.app = app
@@ -57,6 +58,7 @@ class AutoBuildController:
         self.state = state
         self.keys = keys
         self.enabled = enabled  # None: ``[semantics] auto_build`` (or its default) decides
+        self.watched = watched  # the watch baseline (``watch.signature``), None until made
         self.pending = False  # an edit was seen since the last build started
         self.paused = False  # the last automatic build failed; until the next edit or F7
         self.last_change = float("-inf")
@@ -189,14 +191,21 @@ class AutoBuildController:
 
     def own_index(self, paths: frozenset[str]) -> bool:
         """Is this batch only the index, renamed into place by a build this app runs (or
-        ran, its reload not on screen yet)? That reload shows it; a scan now would
-        reload a second time, and cancel the first. (On the UI thread.)"""
+        ran, its reload not on screen yet), or an index the watch baseline already holds
+        as it is now (a notification that came after that reload landed)? The reload
+        shows it; a scan now would reload a second time and cancel the first, or look
+        at the whole vault for nothing. (On the UI thread.)"""
         import os
 
+        from hqltui.core.watch import holds
+
         index = self.state().index_file
-        ours = self.jobs.landing or self.jobs.board.running(BUILD) is not None
-        return (ours and index is not None
-                and {os.path.abspath(p) for p in paths} == {os.path.abspath(index)})
+        if index is None or {os.path.abspath(p) for p in paths} != {os.path.abspath(index)}:
+            return False
+        if self.jobs.landing or self.jobs.board.running(BUILD) is not None:
+            return True
+        baseline = self.watched()
+        return isinstance(baseline, tuple) and holds(baseline, index)
 
     def _from_thread(self, call: Callable[[], object]) -> None:
         if not self.app.is_running:
