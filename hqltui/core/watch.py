@@ -44,11 +44,12 @@ def file_stat(path: str) -> tuple[int, int]:
     return (st.st_size, st.st_mtime_ns)
 
 
-def holds(baseline: Signature, path: str) -> bool:
-    """Does ``baseline`` hold ``path`` as it is on disk now (same size and mtime)?"""
-    where = os.path.abspath(path)
-    return any(os.path.abspath(entry[0]) == where and tuple(entry[1:]) == file_stat(path)
-               for entry in baseline)
+def holds(baseline: Signature, path: str | os.PathLike[str]) -> bool:
+    """Does ``baseline`` (made with ``path`` among its extra files) hold ``path`` as it
+    is on disk now (same size and mtime)? One stat and string comparisons only: it runs
+    on the UI thread, over every document's entry."""
+    entry = (os.fspath(Path(path)), *file_stat(os.fspath(path)))
+    return entry in baseline
 
 
 def signature(
