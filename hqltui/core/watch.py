@@ -64,3 +64,15 @@ def signature(
     paths = [root_path / rel for rel in discover(root_path)[0]]
     paths += [root_path / "hql.toml", *map(Path, extra)]
     return tuple(sorted((os.fspath(p), *file_stat(os.fspath(p))) for p in paths))
+
+
+def before_load(root: str | os.PathLike[str]) -> Signature:
+    """The signature a session is told from, taken *before* its load reads a file: an
+    edit made while the vault is read then differs from it at the next look (a reload
+    too many at worst). One taken after the load could already hold that edit, and the
+    session would show the old text with nothing left to notice. The index is the one
+    ``hql.toml`` names now."""
+    from producer.config import load_producer_config
+
+    index = load_producer_config(root).index_path
+    return signature(root, [index] if index else [])

@@ -115,10 +115,15 @@ class Served:
         return self.session is not None and self._signature(self.session) != self.signature
 
     def reload(self) -> None:
-        """Runs in a thread: read the vault and index again; swap them together."""
+        """Runs in a thread: read the vault and index again; swap them together. Changes
+        are told from the scan taken before the reload read a file (``watch.before_load``):
+        an edit made meanwhile is then seen at the next look, never swallowed."""
+        from hqltui.core.watch import before_load
+
+        seen = before_load(self.session.root)
         fresh = self.session.reload()
         fresh.prepare()  # the configured lexical arm, before it answers
-        self.signature = self._signature(fresh)
+        self.signature = seen
         self.session = fresh
         if self.gc is not None:
             self.gc.release()  # the first snapshot's objects may be collected now

@@ -29,10 +29,13 @@ class DetailPainted(Message):
 
 
 class SessionLoaded(Message):
-    def __init__(self, session: Session, reason: str) -> None:
+    """``seen``: the watch signature the load took before it read a file."""
+
+    def __init__(self, session: Session, reason: str, seen: object = None) -> None:
         super().__init__()
         self.session = session
         self.reason = reason
+        self.seen = seen
 
 
 class SessionStage(Message):

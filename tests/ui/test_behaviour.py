@@ -139,6 +139,30 @@ async def test_reload_after_a_file_changes(make_app, mini: Path) -> None:
         assert "11 cards" in widget_text(app.main.query_one(StatusLine))
 
 
+async def test_an_edit_made_while_a_reload_reads_the_vault_is_not_lost(make_app,
+                                                                         mini: Path) -> None:
+    """A file written after the reload read it (and before the watcher's next look) is
+    still noticed: the load's baseline predates what it read, so the card shows its
+    new text without a key press."""
+    loads: list[Session] = []
+
+    def factory(root: Path) -> Session:
+        session = Session.load(root, clock=fixed_clock)
+        if len(loads) == 1:  # the reload: the vault is read; now the user saves again
+            (root / "brand-new.md").write_text("# Brand new\n\nSecond version.\n",
+                                               encoding="utf-8")
+        loads.append(session)
+        return session
+
+    app = make_app(mini, poll_interval=0.1, session_factory=factory)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        (mini / "brand-new.md").write_text("# Brand new\n\nFirst version.\n", encoding="utf-8")
+        # the edit's reload, then the one for the save made while it read the vault
+        await until(app, lambda: len(loads) >= 3 and app.state.session is loads[-1])
+        assert "Second version." in app.state.session.card("brand-new").text
+
+
 async def test_reload_key_reads_the_vault_again(make_app, mini: Path) -> None:
     app = make_app(mini)
     async with app.run_test(size=SIZE) as pilot:

@@ -48,7 +48,7 @@ class ReadinessController:
             if history.notice:
                 app.notify(history.notice, title="history not used", severity="warning",
                            timeout=10)
-        app.sessions.baseline(app.state.index_file)
+        app.sessions.loaded(message.seen)
         self.preparing_arm = None
         app.state = replace(app.state, preparing=session.pending_step(app.lexical))
         app.paint(cards=True, columns=False)

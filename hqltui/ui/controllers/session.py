@@ -73,9 +73,10 @@ class SessionController:
 
     def _load(self, reason: str, arm: str | None, staged: bool) -> None:
         try:
-            session = self._in_daemon(lambda: self._made(arm, staged))
-            if session is None:
+            made = self._in_daemon(lambda: self._made(arm, staged))
+            if made is None:
                 return  # quitting, or a newer load replaced this one
+            session, seen = made
             if self.history is None:
                 from hqltui.core.history import History
 
@@ -85,9 +86,11 @@ class SessionController:
         except (OSError, ValueError) as exc:
             self.app.post_message(SessionFailed(str(exc)))
             return
-        self.app.post_message(SessionLoaded(session, reason))
+        self.app.post_message(SessionLoaded(session, reason, seen))
 
-    def _made(self, arm: str | None, staged: bool) -> Session:
+    def _made(self, arm: str | None, staged: bool) -> tuple[Session, object]:
+        """The session, and the watch signature taken before it read a file."""
+        seen = self._scan_before_load()
         if self.factory is not None:
             session = self.factory(self.vault)
         else:
@@ -97,7 +100,7 @@ class SessionController:
         if not staged:
             session.prepare(arm)
         session.warnings  # noqa: B018 - made here, off the UI thread (the link check is long)
-        return session
+        return session, seen
 
     def prepare(self, session: Session, arm: str) -> None:
         """Open the index and build ``arm`` for ``session``, posting each step, then
@@ -150,19 +153,24 @@ class SessionController:
 
     # -------------------------------------------------------------------- watch
 
-    def baseline(self, index: str | None) -> None:
-        """Remember the vault's files (and the index file) as they are now."""
-        self.signature = None
-        self._run(partial(self._baseline, index), "watch", "watch baseline")
+    def loaded(self, seen: object) -> None:
+        """A session is on screen: changes are told from ``seen``, the scan its load
+        took before reading a file (``watch.before_load``)."""
+        self.signature = seen
 
-    def _baseline(self, index: str | None) -> None:
-        self.signature = self._scan(index)
+    def _scan_before_load(self) -> object:
+        from hqltui.core.watch import before_load
+
+        return self._timed(lambda: before_load(self.vault))
 
     def _scan(self, index: str | None) -> object:
         from hqltui.core.watch import signature
 
+        return self._timed(lambda: signature(self.vault, [index] if index else []))
+
+    def _timed(self, scan: Callable[[], object]) -> object:
         start = time.monotonic()
-        now = signature(self.vault, [index] if index else [])
+        now = scan()
         end = time.monotonic()
         self._scanned = (end, end - start)
         return now
