@@ -15,7 +15,7 @@ Deterministic: the same pages give byte-identical vaults (files in sorted
 order, no dates, no machine paths written).
 
     python -m benchmarks.manpages OUT_DIR [--man-dir /usr/share/man] [--sections 1]
-                                          [--every K] [--replace]
+                                          [--every K [--keep QUERIES.toml]] [--replace]
 """
 
 from __future__ import annotations
@@ -618,9 +618,11 @@ def page_files(man_dir: Path, section: str) -> list[Path]:
 
 
 def pages(
-    man_dir: Path, sections: Iterable[str], every: int = 1, tally: Tally | None = None
+    man_dir: Path, sections: Iterable[str], every: int = 1, tally: Tally | None = None,
+    keep: frozenset[str] = frozenset(),
 ) -> Iterator[Page]:
-    """The converted pages, section by section in sorted order; every ``every``-th kept page."""
+    """The converted pages, section by section in sorted order; every ``every``-th kept page,
+    and every page named in ``keep`` (a file name without ``.gz``, e.g. ``bash.1``)."""
     tally = tally if tally is not None else Tally()
     kept = 0
     for section in sections:
@@ -639,7 +641,7 @@ def pages(
                 tally.aliases += 1
                 continue
             kept += 1
-            if (kept - 1) % every:
+            if (kept - 1) % every and path.name[: -len(".gz")] not in keep:
                 continue
             tally.written += 1
             yield convert(text, path.name[: -len(".gz")], section)
@@ -647,7 +649,7 @@ def pages(
 
 def write_vault(
     out: Path, man_dir: Path = DEFAULT_MAN_DIR, sections: Iterable[str] = ("1",),
-    every: int = 1, replace: bool = False,
+    every: int = 1, replace: bool = False, keep: frozenset[str] = frozenset(),
 ) -> Tally:
     """Convert the pages into a fresh vault at ``out``; refuse to write over anything else."""
     if out.exists() and any(out.iterdir()):
@@ -661,7 +663,7 @@ def write_vault(
     (out / ".hmd").mkdir(exist_ok=True)
     (out / "hql.toml").write_text(HQL_TOML, encoding="utf-8")
     tally = Tally()
-    for page in pages(man_dir, sections, every, tally):
+    for page in pages(man_dir, sections, every, tally, keep):
         folder = out / f"man{page.section}"
         folder.mkdir(exist_ok=True)
         (folder / f"{page.name}.md").write_bytes(page.card().encode("utf-8"))
@@ -675,7 +677,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sections", default="1", help="comma-separated, e.g. 2,3")
     parser.add_argument("--every", type=int, default=1, help="keep every k-th page (a sample)")
     parser.add_argument("--replace", action="store_true", help="rewrite an existing vault")
+    parser.add_argument("--keep", type=Path, action="append", default=[],
+                        help="a query set whose relevant pages a sample always keeps")
     args = parser.parse_args(argv)
+    from hqltui.core.evaluation import read_queries
+
     if args.every < 1:
         parser.error("--every must be at least 1")
     sections = [s.strip() for s in args.sections.split(",") if s.strip()]
@@ -683,7 +689,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.man_dir}: no man{'/man'.join(sections)} pages (*.gz) found", file=sys.stderr)
         return 1
     try:
-        tally = write_vault(args.out, args.man_dir, sections, args.every, args.replace)
+        keep = frozenset(r for path in args.keep for q in read_queries(path) for r in q.relevant)
+        tally = write_vault(args.out, args.man_dir, sections, args.every, args.replace, keep)
     except (OSError, ValueError) as exc:
         print(exc, file=sys.stderr)
         return 1

@@ -43,6 +43,9 @@ OVERLAP = 40
 MAX_PER_CARD = 40
 BREAKS = "heading,blank-line"
 RECIPE_VERSION = 1
+# Measured variants (docs/passages.md, "How the recipe and the rule were chosen"), not
+# shipped: no snapping to breaks, and a short last window moved back to a whole window.
+NO_BREAKS = "none"
 
 Span = tuple[int, int]
 
@@ -55,21 +58,32 @@ class Recipe:
     max_per_card: int = MAX_PER_CARD
     breaks: str = BREAKS
     version: int = RECIPE_VERSION
+    # A last window shorter than this starts earlier, so that it holds ``window`` tokens
+    # (or the whole text). 0 (recipe 1): as cut. Measured, not shipped.
+    min_tail: int = 0
+
+    def fields(self) -> dict[str, object]:
+        """The recipe as stored; ``min_tail`` appears only where it is set, so recipe 1's
+        digest is the one recipe-1 indexes hold."""
+        made = asdict(self)
+        if not self.min_tail:
+            del made["min_tail"]
+        return made
 
     @property
     def digest(self) -> str:
         """``sha256:`` over the recipe as canonical JSON: what a stored passage was cut by."""
-        body = json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+        body = json.dumps(self.fields(), sort_keys=True, separators=(",", ":"))
         return "sha256:" + hashlib.sha256(b"hql-semantics passages\n" + body.encode()).hexdigest()
 
     def to_json(self) -> dict[str, object]:
-        return {**asdict(self), "digest": self.digest}
+        return {**self.fields(), "digest": self.digest}
 
     def problem(self) -> str | None:
         """Why the reader cannot trust this recipe (None: it can)."""
         known = (self.version == RECIPE_VERSION and self.breaks == BREAKS
-                 and 0 < self.window <= 512 and 0 <= self.overlap < self.window
-                 and self.max_per_card > 0)
+                 and self.min_tail == 0 and 0 < self.window <= 512
+                 and 0 <= self.overlap < self.window and self.max_per_card > 0)
         return None if known else "the passage recipe is not one this tool knows"
 
 
@@ -93,10 +107,15 @@ def cut_windows(text: str, offsets: Sequence[Span], recipe: Recipe = DEFAULT_REC
         return [(0, len(text))] if text else []
     spans: list[Span] = []
     s = 0
+    snap = recipe.breaks != NO_BREAKS
     while s < n and len(spans) < recipe.max_per_card:
         e = min(s + recipe.window, n)
+        if e == n and s > 0 and e - s < recipe.min_tail:
+            # a short tail: the text's last ``window`` tokens (the window before started
+            # more than ``window`` tokens before the end, so this one still starts after it)
+            s = n - recipe.window
         at_break = False
-        if e < n:
+        if e < n and snap:
             best, kind = e, 0
             for i in range(e, s + recipe.window // 2, -1):
                 k = _is_break(text, offsets[i - 1][1], offsets[i][0])

@@ -75,6 +75,38 @@ def test_a_blank_line_is_the_second_choice_and_the_cap_holds() -> None:
     assert all(paragraphs[a:b].split()[0].endswith("x0") for a, b in spans[1:])
 
 
+RECIPE_1 = Recipe(window=200, overlap=40)
+TAIL = Recipe(window=200, overlap=40, min_tail=100)  # a variant measured, not shipped
+
+
+def test_a_short_tail_starts_earlier_so_it_holds_a_whole_window() -> None:
+    """The measured ``min_tail`` variant: a last window of 60 tokens holds the text's last
+    200 instead; recipe 1 keeps the 60 alone."""
+    text = " ".join(f"w{i}" for i in range(380))
+    toks = words(text)
+    new = cut_windows(text, toks, TAIL)
+    old = cut_windows(text, toks, RECIPE_1)
+    assert new[:2] == old[:2]
+    assert text[old[-1][0]:old[-1][1]].split() == [f"w{i}" for i in range(320, 380)]
+    assert text[new[-1][0]:new[-1][1]].split() == [f"w{i}" for i in range(180, 380)]
+
+
+def test_a_short_last_section_is_cut_with_the_text_before_it() -> None:
+    """With ``min_tail`` the `See also` list after a heading break is not a passage of
+    its own; its digest differs from recipe 1's, which is unchanged."""
+    names = ", ".join(f"n{i}(1)" for i in range(20))
+    body = " ".join(f"a{i}" for i in range(350)) + "\n\n## See also\n\n" + names
+    old = cut_windows(body, words(body), RECIPE_1)
+    new = cut_windows(body, words(body), TAIL)
+    assert body[old[-1][0]:].startswith("## See also")  # 23 tokens after the heading break
+    assert len(new) == len(old) and new[:-1] == old[:-1]
+    assert body[new[-1][0]:new[-1][1]].endswith("n19(1)")
+    assert "a349" in body[new[-1][0]:new[-1][1]] and len(body[new[-1][0]:].split()) == 200
+    assert TAIL.digest != DEFAULT_RECIPE.digest == RECIPE_1.digest
+    assert DEFAULT_RECIPE.digest == (  # recipe 1's, as every index with passages holds it
+        "sha256:cb10d58a3c0aceda6bcaf408a28015bbe024d1682e55726efb9f832647d0ade7")
+
+
 def test_a_short_text_is_one_passage_and_the_title_prefixes_the_others() -> None:
     assert cut_windows("Owl hunts", words("Owl hunts")) == [(0, 9)]
     text = "Owl " + "x " * 300
