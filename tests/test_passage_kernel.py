@@ -21,6 +21,7 @@ from hqltui.core.passage_scores import best_passage_scores, exact_dots, first_pa
 from hqltui.core.ranking import rank_indices
 from producer.index_format import pack
 from producer.passages import DEFAULT_RECIPE
+from tests.helpers.passage_rule import top_two
 
 DIMS = 384
 WINDOW = 50
@@ -64,22 +65,20 @@ def build(tmp_path: Path, seed: int, cards: int = 900) -> tuple[PassageIndex, np
 
 
 def float32_answer(index: PassageIndex, matrix: np.ndarray, present: np.ndarray,
-                   rows: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each card's float32 best (card vector or a kept passage) and the ordinal that won
-    (-1: the card vector; a tie goes to the passage of lowest ordinal)."""
+                   rows: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each card's float32 score by the rule (``top_two`` of its card vector and its kept
+    passages) and the ordinals of its best two (-1: the card vector; -2: none)."""
     q64 = q.astype(np.float64)
     card_scores = exact_dots(matrix, q64)
     row_scores = exact_dots(rows, q64)
-    best, won = card_scores.copy(), np.full(card_scores.size, -1)
+    want = np.empty(card_scores.size)
+    won, also = np.full(card_scores.size, -1), np.full(card_scores.size, -2)
     for i in range(card_scores.size):
         lo, hi = int(index.bounds[i]), int(index.bounds[i + 1])
-        kept = [j for j in range(lo, hi) if index.valid[j]]
-        if kept:
-            j = max(kept, key=lambda r: (row_scores[r], -r))
-            if row_scores[j] >= best[i]:
-                best[i], won[i] = row_scores[j], j - lo
-    best[~present] = 0.0
-    return best, won
+        kept = [(j - lo, row_scores[j]) for j in range(lo, hi) if index.valid[j]]
+        want[i], won[i], also[i] = top_two(card_scores[i], kept)
+    want[~present] = 0.0
+    return want, won, also
 
 
 @pytest.fixture
@@ -97,7 +96,7 @@ def test_split_scoring_ranks_and_counts_as_float32(tmp_path: Path, split: None,
     assert len(passage_scores._parts(index)) == 3
     queries = random_rows(np.random.default_rng(100 + seed), 6)
     for q in queries:
-        want, won = float32_answer(index, matrix, present, rows, q)
+        want, won, also = float32_answer(index, matrix, present, rows, q)
         scores, winners = best_passage_scores(matrix, present, index, q, WINDOW)
         chosen, total = rank_indices(scores, WINDOW)
         expected, expected_total = rank_indices(want, WINDOW)
@@ -105,8 +104,14 @@ def test_split_scoring_ranks_and_counts_as_float32(tmp_path: Path, split: None,
         assert scores[chosen].tolist() == want[chosen].tolist()  # bit for bit
         assert total == expected_total  # every card's sign, near zero as well
         for i in chosen.tolist():
-            got = winners[i].ordinal
-            assert (-1 if got is None else got) == won[i]
+            got = winners[i]
+            assert (-1 if got.ordinal is None else got.ordinal) == won[i]
+            second = got.second
+            if also[i] == -2:
+                assert second is None
+            else:
+                assert second is not None
+                assert (-1 if second.ordinal is None else second.ordinal) == also[i]
     index.source.close()
 
 
@@ -115,14 +120,15 @@ def test_the_first_pass_split_is_the_single_pass_bit_for_bit(tmp_path: Path,
                                                              ) -> None:
     index, matrix, present, rows = build(tmp_path, 3)
     planes = query_planes(random_rows(np.random.default_rng(7), 1)[0])
-    whole_best, whole_rows = first_pass(index, planes.codes[0], planes.scale[0])
+    whole_best, whole_second, whole_rows = first_pass(index, planes.codes[0], planes.scale[0])
     assert len(passage_scores._parts(index)) == 1
     object.__delattr__(index, "_parts")
     monkeypatch.setattr(threads, "worker_count", lambda: 3)
     monkeypatch.setattr(passage_scores, "SPLIT_ROWS", 256)
-    split_best, split_rows = first_pass(index, planes.codes[0], planes.scale[0])
+    split_best, split_second, split_rows = first_pass(index, planes.codes[0], planes.scale[0])
     assert len(passage_scores._parts(index)) == 3
     assert split_best.tobytes() == whole_best.tobytes()
+    assert split_second.tobytes() == whole_second.tobytes()
     assert split_rows.tobytes() == whole_rows.tobytes()
     assert np.all(np.isneginf(split_rows[index.left_out]))
     empty = (index.bounds[1:] == index.bounds[:-1]) & present

@@ -1,5 +1,5 @@
-"""Passages of the semantic index: read once, then scored by best passage
-(``hqltui.core.passage_scores``).
+"""Passages of the semantic index: read once, then scored by the mean of each card's
+best two of its vector and its passages (``hqltui.core.passage_scores``).
 
 An index built with passages (``producer.passages``) has a ``chunk`` table: each
 card's passages with their character offsets in the card's text, and a
@@ -44,6 +44,10 @@ from producer.index_checks import (
 from producer.index_format import unpack as unpack_vectors
 from producer.index_reader import chunk_count, chunk_rows, has_chunks, read_recipe
 from producer.passages import Recipe
+
+# How the semantic arm makes a card's score from its passages (``passage_scores``), as
+# every retrieval with passages says it.
+CARD_SCORE = "mean of the best two of the card vector and its passages"
 
 
 class Float32Rows:
@@ -118,7 +122,8 @@ class PassageIndex:
         (worked out once: it is the same for every query)."""
         said = self.__dict__.get("_said")
         if said is None:
-            said = {**self.recipe.to_json(), "digest": self.digest, "count": self.count}
+            said = {**self.recipe.to_json(), "digest": self.digest, "count": self.count,
+                    "card_score": CARD_SCORE}
             object.__setattr__(self, "_said", said)
         return dict(said)
 

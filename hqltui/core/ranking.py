@@ -196,14 +196,24 @@ class Passage:
     """The passage that answered for a card (semantic with passages): character offsets
     into the card's text (``text[start:end]``). ``ordinal`` is its number in the card, or
     None when the card's own vector scored best (the span is then the card's beginning,
-    its first passage's, which that vector reads)."""
+    its first passage's, which that vector reads). A card's score is the mean of its best
+    two (``hqltui.core.passage_scores``): this is the higher, ``second`` the other (None
+    for a card with one value)."""
 
     ordinal: int | None
     start: int
     end: int
+    second: Passage | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"ordinal": self.ordinal, "start": self.start, "end": self.end}
+
+    def contributors(self) -> list[dict[str, Any]]:
+        """Both passages that made the score, each with its weight (the JSON's
+        ``passages``); empty when one did."""
+        if self.second is None:
+            return []
+        return [{**p.to_json(), "weight": 0.5} for p in (self, self.second)]
 
 
 class ArmScore(NamedTuple):
@@ -224,6 +234,8 @@ class Hit:
         out: dict[str, Any] = {"card": self.card, "score": self.score, "rank": self.rank}
         if self.passage is not None:
             out["passage"] = self.passage.to_json()
+            if both := self.passage.contributors():
+                out["passages"] = both
         if self.arms:
             out["arms"] = {
                 name: None if a is None else {"rank": a.rank, "score": a.score}
