@@ -1,4 +1,5 @@
-"""Card vectors against best passage on a real vault built with passages, per kind.
+"""Card vectors against passages (each card by the mean of its best two) on a real vault
+built with passages, per kind.
 
 Loads the vault once and runs ``eval``'s own code (``core.evaluation.evaluate``) on
 the labelled queries whose relevant pages are all in the vault, twice: scoring by
@@ -49,9 +50,9 @@ def main() -> None:
         p = passages.overall if kind == "all" else passages.by_kind[kind]
         c = cards.overall if kind == "all" else cards.by_kind[kind]
         for label, tally in ((lexical, p[lexical]), ("semantic (card vectors)", c["semantic"]),
-                             ("semantic (best passage)", p["semantic"]),
+                             ("semantic (passages, best two)", p["semantic"]),
                              ("hybrid (card vectors)", c[HYBRID]),
-                             ("hybrid (best passage)", p[HYBRID])):
+                             ("hybrid (passages, best two)", p[HYBRID])):
             row = tally.row()
             rows.append([kind, label, row["queries"], *(round(row[m], 3) for m in METRICS)])
     ix = session.index.passages
@@ -71,7 +72,7 @@ def main() -> None:
     ]
     path = write_report(
         args.name,
-        f"Card vectors against best passage: eval on {args.vault.name}, {args.queries.name}",
+        f"Card vectors against passages: eval on {args.vault.name}, {args.queries.name}",
         ["queries", "arm", "n", *METRICS],
         rows,
         notes,
