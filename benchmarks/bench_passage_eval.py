@@ -1,4 +1,4 @@
-"""Card vectors against passages (each card by the mean of its best two) on a real vault
+"""Card vectors against passages (each card by its vector and its best passage) on a real vault
 built with passages, per kind.
 
 Loads the vault once and runs ``eval``'s own code (``core.evaluation.evaluate``) on
@@ -50,9 +50,9 @@ def main() -> None:
         p = passages.overall if kind == "all" else passages.by_kind[kind]
         c = cards.overall if kind == "all" else cards.by_kind[kind]
         for label, tally in ((lexical, p[lexical]), ("semantic (card vectors)", c["semantic"]),
-                             ("semantic (passages, best two)", p["semantic"]),
+                             ("semantic (passages)", p["semantic"]),
                              ("hybrid (card vectors)", c[HYBRID]),
-                             ("hybrid (passages, best two)", p[HYBRID])):
+                             ("hybrid (passages)", p[HYBRID])):
             row = tally.row()
             rows.append([kind, label, row["queries"], *(round(row[m], 3) for m in METRICS)])
     ix = session.index.passages

@@ -21,7 +21,7 @@ from hqltui.core.passage_scores import best_passage_scores, exact_dots, first_pa
 from hqltui.core.ranking import rank_indices
 from producer.index_format import pack
 from producer.passages import DEFAULT_RECIPE
-from tests.helpers.passage_rule import top_two
+from tests.helpers.passage_rule import blended
 
 DIMS = 384
 WINDOW = 50
@@ -65,20 +65,19 @@ def build(tmp_path: Path, seed: int, cards: int = 900) -> tuple[PassageIndex, np
 
 
 def float32_answer(index: PassageIndex, matrix: np.ndarray, present: np.ndarray,
-                   rows: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each card's float32 score by the rule (``top_two`` of its card vector and its kept
-    passages) and the ordinals of its best two (-1: the card vector; -2: none)."""
+                   rows: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each card's float32 score by the rule (``blended``: its card vector and its best
+    kept passage) and the ordinal that answered (-1: the card vector)."""
     q64 = q.astype(np.float64)
     card_scores = exact_dots(matrix, q64)
     row_scores = exact_dots(rows, q64)
-    want = np.empty(card_scores.size)
-    won, also = np.full(card_scores.size, -1), np.full(card_scores.size, -2)
+    want, won = np.empty(card_scores.size), np.full(card_scores.size, -1)
     for i in range(card_scores.size):
         lo, hi = int(index.bounds[i]), int(index.bounds[i + 1])
         kept = [(j - lo, row_scores[j]) for j in range(lo, hi) if index.valid[j]]
-        want[i], won[i], also[i] = top_two(card_scores[i], kept)
+        want[i], won[i] = blended(card_scores[i], kept)
     want[~present] = 0.0
-    return want, won, also
+    return want, won
 
 
 @pytest.fixture
@@ -96,7 +95,7 @@ def test_split_scoring_ranks_and_counts_as_float32(tmp_path: Path, split: None,
     assert len(passage_scores._parts(index)) == 3
     queries = random_rows(np.random.default_rng(100 + seed), 6)
     for q in queries:
-        want, won, also = float32_answer(index, matrix, present, rows, q)
+        want, won = float32_answer(index, matrix, present, rows, q)
         scores, winners = best_passage_scores(matrix, present, index, q, WINDOW)
         chosen, total = rank_indices(scores, WINDOW)
         expected, expected_total = rank_indices(want, WINDOW)
@@ -106,12 +105,8 @@ def test_split_scoring_ranks_and_counts_as_float32(tmp_path: Path, split: None,
         for i in chosen.tolist():
             got = winners[i]
             assert (-1 if got.ordinal is None else got.ordinal) == won[i]
-            second = got.second
-            if also[i] == -2:
-                assert second is None
-            else:
-                assert second is not None
-                assert (-1 if second.ordinal is None else second.ordinal) == also[i]
+            # a passage that won names the card vector beside it, with the rest of the weight
+            assert (got.second is None) == (won[i] == -1)
     index.source.close()
 
 
@@ -120,15 +115,15 @@ def test_the_first_pass_split_is_the_single_pass_bit_for_bit(tmp_path: Path,
                                                              ) -> None:
     index, matrix, present, rows = build(tmp_path, 3)
     planes = query_planes(random_rows(np.random.default_rng(7), 1)[0])
-    whole_best, whole_second, whole_rows = first_pass(index, planes.codes[0], planes.scale[0])
+    whole_best, whole_own, whole_rows = first_pass(index, planes.codes[0], planes.scale[0])
     assert len(passage_scores._parts(index)) == 1
     object.__delattr__(index, "_parts")
     monkeypatch.setattr(threads, "worker_count", lambda: 3)
     monkeypatch.setattr(passage_scores, "SPLIT_ROWS", 256)
-    split_best, split_second, split_rows = first_pass(index, planes.codes[0], planes.scale[0])
+    split_best, split_own, split_rows = first_pass(index, planes.codes[0], planes.scale[0])
     assert len(passage_scores._parts(index)) == 3
     assert split_best.tobytes() == whole_best.tobytes()
-    assert split_second.tobytes() == whole_second.tobytes()
+    assert split_own.tobytes() == whole_own.tobytes()
     assert split_rows.tobytes() == whole_rows.tobytes()
     assert np.all(np.isneginf(split_rows[index.left_out]))
     empty = (index.bounds[1:] == index.bounds[:-1]) & present

@@ -30,7 +30,7 @@ from producer.vault import load_vault
 from producer.verify import format_inspect, inspect, verify
 from tests.helpers.indexed_vaults import unit, write_vault
 from tests.helpers.int8_reference import code_dots, query_codes
-from tests.helpers.passage_rule import top_two
+from tests.helpers.passage_rule import blended
 from tests.helpers.passage_vaults import LONG, STAMP, passage_vault, real_build
 
 
@@ -280,14 +280,13 @@ def assert_window_is_float32(session: Session, full: np.ndarray) -> tuple[list, 
     q64 = np.frombuffer(session.index.queries["q"], "<f4").astype(np.float64)
     per_card = exact_dots(full, q64).reshape(len(session.names), -1)
     cards = exact_dots(session.index.matrix, q64)
-    ruled = [top_two(cards[i], enumerate(per_card[i])) for i in range(cards.size)]
+    ruled = [blended(cards[i], enumerate(per_card[i])) for i in range(cards.size)]
     want, _ = rank(np.array([r[0] for r in ruled]), session.names, window)
     assert [(h.card, h.score) for h in got.hits] == [(h.card, h.score) for h in want]
-    for h in got.hits:  # the passages that gave the score are the float32 best two
-        _, best, second = ruled[session.names.index(h.card)]
-        assert h.passage is not None and h.passage.second is not None
-        assert h.passage.ordinal == (None if best < 0 else best)
-        assert h.passage.second.ordinal == (None if second < 0 else second)
+    for h in got.hits:  # the answering passage is the float32 best one
+        _, won = ruled[session.names.index(h.card)]
+        assert h.passage is not None
+        assert h.passage.ordinal == (None if won < 0 else won)
     return [h.card for h in want], cards
 
 
@@ -299,7 +298,7 @@ def int8_ranking(session: Session, full: np.ndarray, cards: np.ndarray) -> list[
     held = code_dots(held_codes(full.astype(np.float32)), codes, scale)
     card_held = code_dots(held_codes(session.index.matrix), codes, scale)
     per_card = held.reshape(len(session.names), -1)
-    approx = np.array([top_two(card_held[i], enumerate(per_card[i]))[0]
+    approx = np.array([blended(card_held[i], enumerate(per_card[i]))[0]
                        for i in range(card_held.size)])
     rough, _ = rank(approx, session.names, session.search.window)
     return [h.card for h in rough]
@@ -365,8 +364,8 @@ def test_near_ties_the_int8_pass_inverts_rank_as_float32(tmp_path: Path) -> None
     whole bound low; just below them, within a fraction of the bound, lie passages whose
     errors point against it, scored nearly the bound high. The int8 order is inverted
     across the cut; only a bound that holds (and is doubled at the cut) finds the window.
-    Each card holds the same row twice, so its score (the mean of its best two) is that
-    row's, with the same rounding error."""
+    Each card holds the same row twice (and its card vector scores far lower), so its
+    best passage is that row, with that rounding error."""
     rng = np.random.default_rng(5)
     q = np.where(rng.random(DIMS) < 0.5, -1.0, 1.0)
     q[1] *= 1.0001

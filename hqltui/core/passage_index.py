@@ -1,5 +1,5 @@
-"""Passages of the semantic index: read once, then scored by the mean of each card's
-best two of its vector and its passages (``hqltui.core.passage_scores``).
+"""Passages of the semantic index: read once, then each card scored by its vector and
+its best passage (``hqltui.core.passage_scores``).
 
 An index built with passages (``producer.passages``) has a ``chunk`` table: each
 card's passages with their character offsets in the card's text, and a
@@ -47,7 +47,7 @@ from producer.passages import Recipe
 
 # How the semantic arm makes a card's score from its passages (``passage_scores``), as
 # every retrieval with passages says it.
-CARD_SCORE = "mean of the best two of the card vector and its passages"
+CARD_SCORE = "0.2 × the card vector + 0.8 × the best of the card vector and its passages"
 
 
 class Float32Rows:

@@ -1,24 +1,24 @@
-"""Passage scoring: every card's score is the mean of its best two of its card vector
-and its passages (``TOP``; a card with no passage: its card vector), exact (float32, bit
-for bit) wherever it can decide the top of a ranking.
+"""Passage scoring: every card's score is its card vector's, raised by ``WEIGHT`` of the
+margin by which its best passage beats it (``card_score``), exact (float32, bit for bit)
+wherever it can decide the top of a ranking.
 
-Why two: a card's single best window is often a short tail (a `See also` list, a
-title and a few names) that sits close to a vague query; two of its texts must agree
-before a long card outranks a card whose own vector answers (docs/passages.md, "How
-the card score rule and the recipe were chosen").
+Why not the best passage alone: a card's single best window is often a short tail (a
+`See also` list, a title and a few names) that sits close to a vague query, and it then
+outranks a card whose own text answers; the card vector keeps a fifth of the say
+(docs/passages.md, "How the card score rule and the recipe were chosen").
 
 Three passes over fewer rows each (``best_passage_scores``): the first int8 plane over
 every row, two planes over the cards that could reach the cut, the stored float32 rows of
 the passages that could still decide it. Each pass only chooses, within a proven bound
-(``hqltui.core.int8_codes``), which cards the next must score: the mean of the best two
-of some values moves by at most the most any value moves, so a bound on every row's
-error bounds the card's.
+(``hqltui.core.int8_codes``), which cards the next must score. The score is
+``(1 - WEIGHT)·card + WEIGHT·best``, so it moves by at most the most the card vector or
+the best moves: each pass's bound carries over unchanged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -33,6 +33,8 @@ from hqltui.core.int8_codes import (
 from hqltui.core.passage_index import PassageIndex
 from hqltui.core.ranking import Passage, refine
 
+# The best passage's share of a card's score; the card vector keeps the rest.
+WEIGHT = 0.8
 # Rows per thread below which the first pass is not split (a thread's start costs more).
 SPLIT_ROWS = 16384
 # Rows per thread below which a gather of scattered rows (pass 2) is not split.
@@ -105,16 +107,15 @@ def _parts(passages: PassageIndex) -> tuple[_Part, ...]:
 
 def first_pass(passages: PassageIndex, q_codes: np.ndarray,
                q_scale: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Pass 1 of ``best_passage_scores``: each card's approximate score (``card_score`` of
-    its own vector and its passages), its approximate second best (-inf for a card with
-    one value) and each passage row's approximate score, in float64 on the first int8
-    plane (one int8 product per row, scaled). Each thread scores its cards and their
-    passages and takes its cards' best two while the scores are still in cache; left-out
-    rows score -inf."""
+    """Pass 1 of ``best_passage_scores``: each card's approximate best (its own vector or a
+    passage; -inf for a card with neither), its own vector's approximate score, and each
+    passage row's approximate score, all in float64 on the first int8 plane (one int8
+    product per row, scaled). Each thread scores its cards and their passages and takes
+    its cards' maxima while the scores are still in cache; left-out rows score -inf."""
     import numkong
 
     best = np.empty(passages.bounds.size - 1, dtype=np.float64)
-    second = np.full(passages.bounds.size - 1, -np.inf, dtype=np.float64)
+    own = np.empty(passages.bounds.size - 1, dtype=np.float64)
     rows = np.empty(passages.count, dtype=np.float64)
     q = q_codes[None, :]
     cards, vectors = passages.cards, passages.vectors
@@ -125,16 +126,15 @@ def first_pass(passages: PassageIndex, q_codes: np.ndarray,
             numkong.cdist(q, cards.codes[part.a : part.b], metric="dot", out=mine[None, :])
             mine *= cards.scale[part.a : part.b]
             mine *= q_scale
+            own[part.a : part.b] = mine
         if scored.size:
             numkong.cdist(q, vectors.codes[part.lo : part.hi], metric="dot", out=scored[None, :])
             scored *= vectors.scale[part.lo : part.hi]
             scored *= q_scale
             scored[part.left] = -np.inf
         if part.has.size:
-            top, next_ = _segment_top_two(scored, part.starts)
-            high, low = _with_card(mine[part.has], top, next_)
-            second[part.a + part.has] = low
-            mine[part.has] = card_score(high, low)
+            top = np.maximum.reduceat(scored, part.starts)
+            mine[part.has] = np.maximum(mine[part.has], top)
 
     parts = _parts(passages)
     if len(parts) == 1:
@@ -142,32 +142,15 @@ def first_pass(passages: PassageIndex, q_codes: np.ndarray,
     else:
         for f in [threads.pool().submit(run, part) for part in parts]:
             f.result()
-    return best, second, rows
+    return best, own, rows
 
 
-def _segment_top_two(values: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per contiguous segment of ``values`` (each non-empty, from ``starts``) its largest
-    and second largest value (the largest again when it occurs twice; -inf for one)."""
-    top = np.maximum.reduceat(values, starts)
-    lengths = np.diff(np.r_[starts, values.size])
-    is_top = values == np.repeat(top, lengths)
-    twice = np.add.reduceat(is_top, starts) >= 2
-    rest = np.maximum.reduceat(np.where(is_top, -np.inf, values), starts)
-    return top, np.where(twice, top, rest)
+def card_score(card: np.ndarray, best: np.ndarray) -> np.ndarray:
+    """The rule: ``(1 - WEIGHT)·card + WEIGHT·best``, ``best`` the better of the card
+    vector and its best passage (so a card whose own vector beats its passages scores
+    that vector's score). Every pass and the reference compute it in this order."""
+    return (1.0 - WEIGHT) * card + WEIGHT * best
 
-
-def _with_card(card: np.ndarray, top: np.ndarray,
-               next_: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The best and second best of a card's own value and its passages' best two."""
-    return np.maximum(card, top), np.maximum(np.minimum(card, top), next_)
-
-
-def card_score(high: np.ndarray, low: np.ndarray) -> np.ndarray:
-    """The rule: the mean of a card's best two values, its best alone when it has one
-    (``low`` -inf). ``(a + b) * 0.5`` is exact to the bit whichever order a and b come in,
-    so every pass and the reference agree on it."""
-    with np.errstate(invalid="ignore"):
-        return np.where(np.isneginf(low), high, (high + low) * 0.5)
 
 
 def exact_dots(rows32: np.ndarray, q64: np.ndarray) -> np.ndarray:
@@ -176,49 +159,16 @@ def exact_dots(rows32: np.ndarray, q64: np.ndarray) -> np.ndarray:
     return np.einsum("ij,j->i", rows32.astype(np.float64), q64)
 
 
-@dataclass(frozen=True)
-class _Contributor:
-    """One of each card's best two, card by card: ``ordinal`` -1 for the card's own
-    vector (its span is then the card's first passage, which it reads), -2 for none."""
-
-    ordinal: np.ndarray
-    start: np.ndarray
-    end: np.ndarray
-
-    @classmethod
-    def of(cls, passages: PassageIndex, ordinal: np.ndarray, row: np.ndarray,
-           first_end: np.ndarray) -> _Contributor:
-        is_row = row >= 0
-        at = np.where(is_row, row, 0)
-        start = np.where(is_row, passages.start[at] if passages.start.size else 0, 0)
-        end = np.where(is_row, passages.end[at] if passages.end.size else 0, first_end)
-        return cls(ordinal, start, end)
-
-    def only(self, keep: np.ndarray) -> _Contributor:
-        return _Contributor(self.ordinal[keep], self.start[keep], self.end[keep])
-
-    def passage(self, i: int) -> Passage | None:
-        ordinal = int(self.ordinal[i])
-        if ordinal == -2:
-            return None
-        return Passage(None if ordinal < 0 else ordinal, int(self.start[i]), int(self.end[i]))
-
-
 class Winners(Mapping[int, Passage]):
-    """What gave each card scored exactly its score, by vault position: its best
-    passage (or its own vector), with the other of its best two beside it
-    (``Passage.second``, weight 1/2 each). A ``Passage`` is made only for the cards a
-    ranking shows."""
+    """The answering passage of each card scored exactly, by vault position; a
+    ``Passage`` is made only for the cards a ranking shows. Where a passage beat the card
+    vector, the card vector is its ``second`` contributor (``WEIGHT`` and the rest)."""
 
-    def __init__(self, positions: np.ndarray, best: _Contributor, second: _Contributor) -> None:
+    def __init__(self, positions: np.ndarray, ordinal: np.ndarray, start: np.ndarray,
+                 end: np.ndarray, first_end: np.ndarray) -> None:
         self._positions = positions  # sorted
-        self._best, self._second = best, second
-
-    @classmethod
-    def none(cls) -> Winners:
-        empty = np.zeros(0, dtype=np.int64)
-        nobody = _Contributor(empty, empty, empty)
-        return cls(empty, nobody, nobody)
+        self._ordinal, self._start, self._end = ordinal, start, end  # ordinal -1: the card
+        self._first_end = first_end  # where the card's first passage ends (its vector's span)
 
     def _at(self, key: object) -> int:
         if not isinstance(key, (int, np.integer)):
@@ -230,9 +180,12 @@ class Winners(Mapping[int, Passage]):
         i = self._at(key)
         if i < 0:
             raise KeyError(key)
-        best = self._best.passage(i)
-        assert best is not None
-        return replace(best, second=self._second.passage(i))
+        ordinal = int(self._ordinal[i])
+        if ordinal < 0:
+            return Passage(None, int(self._start[i]), int(self._end[i]))
+        card = Passage(None, 0, int(self._first_end[i]))
+        return Passage(ordinal, int(self._start[i]), int(self._end[i]), second=card,
+                       weight=WEIGHT)
 
     def __contains__(self, key: object) -> bool:
         return self._at(key) >= 0
@@ -254,16 +207,13 @@ def _rows_of(bounds: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.
     return rows, owner
 
 
-def _second_of(card: np.ndarray, values: np.ndarray, owner: np.ndarray) -> np.ndarray:
-    """Per owner (``owner`` sorted, some owners without values) the second best of its
-    card value and its ``values``."""
-    top = np.full(card.size, -np.inf)
-    next_ = np.full(card.size, -np.inf)
+def _group_max(values: np.ndarray, owner: np.ndarray, size: int) -> np.ndarray:
+    """Per owner (0..size-1, ``owner`` sorted) the largest of its values; -inf for none."""
+    out = np.full(size, -np.inf, dtype=np.float64)
     if values.size:
         firsts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-        a, b = _segment_top_two(values, firsts)
-        top[owner[firsts]], next_[owner[firsts]] = a, b
-    return _with_card(card, top, next_)[1]
+        out[owner[firsts]] = np.maximum.reduceat(values, firsts)
+    return out
 
 
 def best_passage_scores(
@@ -273,22 +223,23 @@ def best_passage_scores(
     vector: np.ndarray,
     cut: int | None,
 ) -> tuple[np.ndarray, Winners]:
-    """Every card's score, the mean of its best two of its card vector and its passages
-    (``card_score``), exact where it can decide the top ``cut`` (and its sign); and, for
-    those cards, which passages gave it.
+    """Every card's score (``card_score`` of its card vector and the best of that vector
+    and its passages), exact where it can decide the top ``cut`` (and its sign); and, for
+    those cards, which passage won.
 
     Three passes, each over fewer rows, each within a proven bound of the float32 score
-    (the mean of the best two moves by at most the most any value moves):
+    (the score moves by at most the most the card vector or the best moves):
 
     1. every card vector and passage, first int8 plane (``first_pass``,
-       ``first_stage_error``), each card's best two taken by the thread that scored it;
+       ``first_stage_error``), each card's best taken by the thread that scored it;
     2. the cards that could reach the cut or whose sign is in doubt by that (``refine``,
-       twice the first bound): their card vectors, and the passages that could be among
-       their best two (within twice the bound of the card's second best), on two int8
-       planes (``fine_dots``, ``second_stage_error``, about 1/100 of the first bound);
+       twice the first bound): their card vectors, and the passages that could be their
+       best, on two int8 planes (``fine_dots``, ``second_stage_error``, about 1/100 of
+       the first bound); a card surely outside the cut whose card vector is surely above
+       zero needs no passage;
     3. the cards that pass 2 cannot place (``refine`` again, twice the second bound):
        their float32 card vectors and the stored float32 rows of the passages that could
-       be among their best two, read back from the file, with ``exact_dots``.
+       be their best, read back from the file, with ``exact_dots``.
 
     A card outside a pass's choice is provably outside the cut (and of known sign), so
     the ranking within the cut is the float32 one, bit for bit."""
@@ -296,15 +247,23 @@ def best_passage_scores(
     q64 = q32.astype(np.float64)
     planes = query_planes(q32)
     k, t = planes.codes[0], planes.scale[0]
-    # pass 2 overwrites the rows it reads in ``row_approx``
-    top, second_best, row_approx = first_pass(passages, k, t)
-    approx = np.where(present, top, 0.0)
+    # pass 2 overwrites the rows it reads in ``row_approx``; ``top`` stays pass 1's
+    top, own, row_approx = first_pass(passages, k, t)
+    best_approx = np.where(present, top, 0.0)
+    approx = np.where(present, card_score(own, top), 0.0)
     bounds = passages.bounds
     first = first_stage_error(q32, planes.error, passages.cards, passages.vectors)
     second = second_stage_error(planes, passages.cards, passages.vectors)
-    # per card, how far below its second best a row may score and still be among its two
+    # per card, how far below its best a passage may score and still be its best
     near = np.full(len(present), 2 * first, dtype=np.float64)
     chosen: list[Winners] = []
+
+    # A lower bound on the cut's score: a card whose upper bound is below it is in doubt
+    # only for its sign, which its card vector settles when that is surely above zero.
+    lower = np.where(present, approx - first, -np.inf)
+    floor_of_cut = -np.inf
+    if cut is not None and 0 < cut <= lower.size:
+        floor_of_cut = float(np.partition(lower, lower.size - cut)[lower.size - cut])
 
     def card_values(positions: np.ndarray) -> np.ndarray:
         """The card vectors' scores within ``second`` (two planes; exact without them)."""
@@ -313,59 +272,61 @@ def best_passage_scores(
         return fine_dots(passages.cards, positions, planes)
 
     def finer(positions: np.ndarray) -> np.ndarray:
-        own = card_values(positions)
-        rows, owner = _rows_of(bounds, positions)
-        # A row more than twice the first bound below the card's second best is below
-        # it exactly, so it is not among the card's best two; left-out rows stay -inf.
-        floor = second_best[positions] - 2 * first
-        picked = rows[row_approx[rows] >= floor[owner]]
-        values = fine_dots(passages.vectors, picked, planes)
-        values[~passages.valid[picked]] = -np.inf
-        row_approx[picked] = values
-        near[positions] = 2 * second
-        high = np.full(positions.size, -np.inf)
-        low = np.full(positions.size, -np.inf)
-        if rows.size:
-            firsts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-            a, b = _segment_top_two(row_approx[rows], firsts)
-            high[owner[firsts]], low[owner[firsts]] = a, b
-        out = card_score(*_with_card(own, high, low))
+        out = card_values(positions)
+        # outside the cut, surely above zero: the card vector says both
+        settled = (approx[positions] + first < floor_of_cut) & (out > second)
+        rest = positions[~settled]
+        if rest.size:
+            rows, owner = _rows_of(bounds, rest)
+            # The rows that could be the card's best and could be above zero: a row below
+            # ``-first`` is negative, so it neither decides the sign nor beats a positive
+            # best; one more than ``2·first`` below the card's first-pass best cannot be it.
+            # A row left out keeps its first-pass -inf.
+            floor = np.maximum(best_approx[rest] - 2 * first, -first)
+            picked = rows[row_approx[rows] >= floor[owner]]
+            values = fine_dots(passages.vectors, picked, planes)
+            values[~passages.valid[picked]] = -np.inf
+            row_approx[picked] = values
+            near[rest] = 2 * second
+            card = out[~settled]
+            best = np.maximum(card, _group_max(row_approx[rows], owner, rest.size))
+            out[~settled] = card_score(card, best)
         out[~present[positions]] = 0.0
         return out
 
     def exact(positions: np.ndarray) -> np.ndarray:
-        own = exact_dots(np.take(matrix, positions, axis=0), q64)
+        card = exact_dots(np.take(matrix, positions, axis=0), q64)
+        out = card.copy()  # the best of the card vector and its passages, then the score
         rows, owner = _rows_of(bounds, positions)
         lo, counts = bounds[positions], bounds[positions + 1] - bounds[positions]
-        floor = _second_of(own, row_approx[rows], owner) - near[positions]
-        keep = passages.valid[rows] & (row_approx[rows] >= floor[owner])
+        top = _group_max(row_approx[rows], owner, positions.size)
+        keep = passages.valid[rows] & (row_approx[rows] >= (top - near[positions])[owner])
         rows, owner = rows[keep], owner[keep]
-        scores = exact_dots(passages.source.read(passages.rowid[rows]), q64)
-        # every candidate value of every card: its passages, then its own vector (-1);
-        # sorted by card, value (high first), then a passage before the card vector and
-        # the lowest ordinal first (a tie is given to the passage, which says where)
-        values = np.r_[scores, own]
-        whose = np.r_[owner, np.arange(positions.size)]
-        ordinal = np.r_[passages.ordinal[rows], np.full(positions.size, -1)]
-        row = np.r_[rows, np.full(positions.size, -1)]
-        order = np.lexsort((np.where(ordinal < 0, np.iinfo(np.int64).max, ordinal),
-                            -values, whose))
-        values, whose, ordinal, row = values[order], whose[order], ordinal[order], row[order]
-        firsts = np.flatnonzero(np.r_[True, whose[1:] != whose[:-1]])
-        has_two = np.r_[firsts[1:], whose.size] - firsts >= 2
-        high = values[firsts]
-        low = np.where(has_two, values[np.minimum(firsts + 1, whose.size - 1)], -np.inf)
-        out = card_score(high, low)
-        # the card vector's span: the card's first passage, which it reads
+        ordinal = np.full(positions.size, -1, dtype=np.int64)  # -1: the card's own vector
+        start = np.zeros(positions.size, dtype=np.int64)
+        end = np.zeros(positions.size, dtype=np.int64)  # the card vector reads the beginning
+        end[counts > 0] = passages.end[lo[counts > 0]]
+        if rows.size:
+            scores = exact_dots(passages.source.read(passages.rowid[rows]), q64)
+            firsts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+            group_max = np.maximum.reduceat(scores, firsts)
+            lengths = np.diff(np.r_[firsts, rows.size])
+            tops = np.flatnonzero(scores == np.repeat(group_max, lengths))
+            # the first of equal best (lowest ordinal) in each card
+            first_top = tops[np.r_[True, owner[tops][1:] != owner[tops][:-1]]]
+            mine = owner[firsts]
+            won = group_max >= out[mine]  # a tie: the passage, which says where
+            at, j = mine[won], rows[first_top[won]]
+            out[at] = group_max[won]
+            ordinal[at], start[at], end[at] = (passages.ordinal[j], passages.start[j],
+                                               passages.end[j])
         first_end = np.zeros(positions.size, dtype=np.int64)
         first_end[counts > 0] = passages.end[lo[counts > 0]]
-        best = _Contributor.of(passages, ordinal[firsts], row[firsts], first_end)
-        next_ = _Contributor.of(passages, np.where(has_two, ordinal[np.minimum(
-            firsts + 1, whose.size - 1)], -2), np.where(has_two, row[np.minimum(
-                firsts + 1, whose.size - 1)], -1), first_end)
+        out = card_score(card, out)
         live = present[positions]
         out[~live] = 0.0
-        chosen.append(Winners(positions[live], best.only(live), next_.only(live)))
+        chosen.append(Winners(positions[live], ordinal[live], start[live], end[live],
+                              first_end[live]))
         return out
 
     # Pass 2 pays only when its bound is well inside the first (always, for unit rows):
@@ -376,4 +337,5 @@ def best_passage_scores(
     else:
         scores = refine(approx, exact, cut, 2 * first)
     scores[~present] = 0.0
-    return scores, chosen[0] if chosen else Winners.none()
+    empty = np.zeros(0, dtype=np.int64)
+    return scores, chosen[0] if chosen else Winners(empty, empty, empty, empty, empty)

@@ -196,24 +196,26 @@ class Passage:
     """The passage that answered for a card (semantic with passages): character offsets
     into the card's text (``text[start:end]``). ``ordinal`` is its number in the card, or
     None when the card's own vector scored best (the span is then the card's beginning,
-    its first passage's, which that vector reads). A card's score is the mean of its best
-    two (``hqltui.core.passage_scores``): this is the higher, ``second`` the other (None
-    for a card with one value)."""
+    its first passage's, which that vector reads). Where a passage beat the card vector,
+    the score is ``weight`` of that passage's and the rest of the card vector's
+    (``hqltui.core.passage_scores``): ``second`` is then the card vector."""
 
     ordinal: int | None
     start: int
     end: int
     second: Passage | None = None
+    weight: float = 1.0
 
     def to_json(self) -> dict[str, Any]:
         return {"ordinal": self.ordinal, "start": self.start, "end": self.end}
 
     def contributors(self) -> list[dict[str, Any]]:
-        """Both passages that made the score, each with its weight (the JSON's
-        ``passages``); empty when one did."""
+        """Both texts that made the score, each with its weight (the JSON's ``passages``);
+        empty when one did."""
         if self.second is None:
             return []
-        return [{**p.to_json(), "weight": 0.5} for p in (self, self.second)]
+        return [{**self.to_json(), "weight": self.weight},
+                {**self.second.to_json(), "weight": round(1.0 - self.weight, 12)}]
 
 
 class ArmScore(NamedTuple):

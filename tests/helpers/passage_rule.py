@@ -5,15 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from hqltui.core.passage_scores import WEIGHT
 
-def top_two(card: float, rows: Iterable[tuple[int, float]]) -> tuple[float, int, int]:
-    """(score, best, second) of a card: the mean of the best two of its own vector's
-    score ``card`` and its passages' ``(ordinal, score)``; ``best``/``second`` are
-    ordinals, -1 for the card's own vector, -2 for none. A tie goes to a passage before
-    the card vector, then to the lower ordinal."""
-    ranked = sorted([(-score, 0, ordinal) for ordinal, score in rows] + [(-card, 1, -1)])
-    (v1, _, best) = ranked[0]
-    if len(ranked) == 1:
-        return -v1, best, -2
-    (v2, _, second) = ranked[1]
-    return (-v1 + -v2) * 0.5, best, second
+
+def blended(card: float, rows: Iterable[tuple[int, float]]) -> tuple[float, int]:
+    """(score, answering ordinal) of a card: ``(1 - WEIGHT)·card + WEIGHT·best``, ``best``
+    the better of its own vector's score ``card`` and its passages' ``(ordinal, score)``;
+    the ordinal is -1 where the card vector is the best. A tie goes to the passage, then
+    to the lower ordinal."""
+    best, won = card, -1
+    for ordinal, score in sorted(rows, key=lambda r: (-r[1], r[0])):
+        if score >= best:
+            best, won = score, ordinal
+        break
+    return (1.0 - WEIGHT) * card + WEIGHT * best, won
