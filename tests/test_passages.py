@@ -451,12 +451,18 @@ def test_query_json_and_eval_carry_the_passages(built: Path, tmp_path: Path, cap
     semantic = data["arms"]["semantic"]
     top = semantic["hits"][0]
     assert top["card"] == "shell" and set(top["passage"]) == {"ordinal", "start", "end"}
+    assert top["passage"]["ordinal"] is not None  # a passage beat the card vector: both named
+    assert top["passages"] == [{**top["passage"], "weight": 0.8},
+                               {"ordinal": None, "start": 0, "end": top["passages"][1]["end"],
+                                "weight": 0.2}]
+    assert semantic["retrieval"]["passages"]["card_score"].startswith("0.2 × the card vector")
     text = load_vault(built).by_name["shell"].text
     assert "ulimit" in text[top["passage"]["start"] : top["passage"]["end"]]
     assert semantic["retrieval"]["passages"]["digest"] == DEFAULT_RECIPE.digest
     main(["query", str(built), "file descriptor limit", "--mode", "semantic", "--limit", "1"])
     human = capsys.readouterr().out
-    assert f"passage {top['passage']['ordinal']} [" in human and "best of" in human
+    assert f"passage {top['passage']['ordinal']} [" in human
+    assert "card vector and best of" in human
     queries = tmp_path / "q.toml"
     queries.write_text('[[query]]\ntext = "file descriptor limit"\nrelevant = ["shell"]\n'
                        'kind = "keyword"\n')

@@ -105,9 +105,10 @@ SNIPPET_CHARS = 90
 
 
 def passages_label(recipe: Any) -> str:
-    """``best of N passages (window W, overlap O tokens)``: the passage mode's provenance."""
-    return (f"best of {recipe['count']} passages (window {recipe['window']}, overlap "
-            f"{recipe['overlap']} tokens)")
+    """``card vector and best of N passages (window W, overlap O tokens)``: the passage
+    mode's provenance (the rule itself is the retrieval's ``card_score``)."""
+    return (f"card vector and best of {recipe['count']} passages (window {recipe['window']}, "
+            f"overlap {recipe['overlap']} tokens)")
 
 
 def passage_line(session: Session, hit: Any) -> str:

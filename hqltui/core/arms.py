@@ -13,7 +13,7 @@ menus and the config read without loading numpy) and its scorer here (and its te
   read, so an arm may refine only what can decide it).
 * The **semantic** arm scores with the vault's embedding index; the session does
   that (the index, the query vector and its provenance belong to the session).
-  Where the index holds passages it scores each card by its best passage
+  Where the index holds passages it scores each card by its vector and its best passage
   (``hqltui.core.passage_scores``): a mode of this one arm, not a second arm, so
   hybrid fuses one semantic ranking and every ranking goes through the one
   rank order; ``Session.card_level()`` turns the mode off (``eval`` reports

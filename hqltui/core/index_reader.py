@@ -126,7 +126,7 @@ class SemanticIndex:
     # Stored query vectors that are not finite and unit length: never used.
     invalid_queries: tuple[str, ...] = ()
     names: tuple[str, ...] = ()  # the vault's card names, in matrix row order
-    # The chunk table, when the index holds passages: the arm then scores by best passage.
+    # The chunk table, when the index holds passages: the arm then scores them too.
     passages: PassageIndex | None = None
 
     @property

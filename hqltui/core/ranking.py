@@ -152,7 +152,7 @@ class Retrieval:
     # An engine arm's evidence: the index that served it (or none: a full scan), the
     # statement, the engine's warning, execution time and query run id.
     engine: Mapping[str, Any] | None = None
-    # semantic scoring cards by their best passage: the recipe, its digest, the count
+    # semantic scoring cards with their passages: the recipe, its digest, the count, the rule
     passages: Mapping[str, Any] | None = None
 
     @property

@@ -219,7 +219,7 @@ class Session:
     embedders: LiveEmbedders = field(default_factory=LiveEmbedders)
     names: tuple[str, ...] = ()
     _position: dict[str, int] = field(default_factory=dict)
-    # Score by best passage when the index holds passages (False: card vectors only).
+    # Score with passages when the index holds them (False: card vectors only).
     use_passages: bool = True
 
     # ------------------------------------------------------------------ loading
@@ -324,7 +324,7 @@ class Session:
 
     @property
     def scores_passages(self) -> bool:
-        """Does the semantic arm score cards by their best passage?"""
+        """Does the semantic arm score cards with their passages?"""
         return self.use_passages and self.index is not None and self.index.passages is not None
 
     def reload(self) -> Session:

@@ -584,7 +584,8 @@ def provenance(retrieval: Retrieval, p: Palette) -> Text:
         out.append(f" · query vector: {retrieval.vector_source}")
     if retrieval.passages:
         p_ = retrieval.passages
-        out.append(f" · best of {p_['count']} passages ({p_['window']}/{p_['overlap']} tokens)")
+        out.append(f" · card vector and best of {p_['count']} passages "
+                   f"({p_['window']}/{p_['overlap']} tokens)")
     return out
 
 
