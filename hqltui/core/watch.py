@@ -74,5 +74,5 @@ def before_load(root: str | os.PathLike[str]) -> Signature:
     ``hql.toml`` names now."""
     from producer.config import load_producer_config
 
-    index = load_producer_config(root).index_path
+    index = load_producer_config(Path(root)).index_path
     return signature(root, [index] if index else [])
