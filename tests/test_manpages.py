@@ -156,6 +156,16 @@ def test_every_kth_page_and_sections(tmp_path: Path) -> None:
     assert sorted(_cards(out)) == ["frobnicate.1", "noname.1", "tablefrob.1"]
 
 
+def test_a_sample_keeps_the_pages_a_query_set_names(tmp_path: Path) -> None:
+    man = _man_dir(tmp_path)
+    queries = tmp_path / "q.toml"
+    queries.write_text('[[query]]\ntext = "frob a pod"\nkind = "paraphrase"\n'
+                       'relevant = ["podfrob.1"]\n', encoding="utf-8")
+    out = tmp_path / "sample"
+    assert main([str(out), "--man-dir", str(man), "--every", "2", "--keep", str(queries)]) == 0
+    assert sorted(_cards(out)) == ["frobnicate.1", "noname.1", "podfrob.1", "tablefrob.1"]
+
+
 def test_refuses_to_write_over_a_directory(tmp_path: Path, capsys) -> None:
     man = _man_dir(tmp_path)
     other = tmp_path / "notes"
