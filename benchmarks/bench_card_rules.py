@@ -245,12 +245,30 @@ def describe(h: Held) -> str:
             f"{int((h.tokens < 50).sum())} passages under 50")
 
 
+def _compact(tree: object, depth: int = 0) -> str:
+    """JSON with one line per list of reciprocal ranks (the per-query file stays readable
+    in a diff)."""
+    if not isinstance(tree, dict):
+        return json.dumps(tree)
+    pad = " " * (depth + 1)
+    items = ",\n".join(f"{pad}{json.dumps(k)}: {_compact(v, depth + 1)}" for k, v in tree.items())
+    return "{\n" + items + "\n" + " " * depth + "}"
+
+
+def passage_session(vault: Path) -> Session:
+    """The vault's session, refused (one line) when its index holds no passages."""
+    session = Session.load(vault)
+    if not session.scores_passages:
+        raise SystemExit(f"{vault}: the index holds no passages")
+    return session
+
+
 def publish(name: str | None, title: str, rows: list[list[object]], per_query: dict,
             notes: list[str]) -> None:
     """``results/NAME.md`` and ``.json`` (and the per-query ranks), or stdout."""
     if name:
         path = write_report(name, title, COLUMNS, rows, notes)
-        path.with_suffix(".per_query.json").write_text(json.dumps(per_query, indent=1) + "\n")
+        path.with_suffix(".per_query.json").write_text(_compact(per_query) + "\n")
         print(path.read_text())
         return
     print("| " + " | ".join(COLUMNS) + " |")
@@ -268,9 +286,7 @@ def main() -> None:
     parser.add_argument("--name", help="the report's name in results/")
     args = parser.parse_args()
     started = time.perf_counter()
-    session = Session.load(args.vault)
-    if not session.scores_passages:
-        raise SystemExit(f"{args.vault}: the index holds no passages")
+    session = passage_session(args.vault)
     h = held(session)
     rows, per_query = table(session, h, args.queries, args.live)
     notes = [

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.bench_card_rules import Held, describe, held, publish, table
+from benchmarks.bench_card_rules import Held, describe, held, passage_session, publish, table
 from hqltui.core.session import Session
 from producer.index_format import unpack
 from producer.passages import NO_BREAKS, Recipe, cut_windows, passage_text, tokens_needed, whole
@@ -88,9 +88,7 @@ def main() -> None:
     parser.add_argument("--name", help="the report's name in results/")
     args = parser.parse_args()
     started = time.perf_counter()
-    session = Session.load(args.vault)
-    if not session.scores_passages:
-        raise SystemExit(f"{args.vault}: the index holds no passages")
+    session = passage_session(args.vault)
     base = held(session)
     rows, per_query = table(session, base, args.queries, False, RULES)
     rows = [[*row[:3], f"recipe 1, {row[3]}", *row[4:]] for row in rows]
