@@ -332,6 +332,15 @@ class Session:
             self.root, clock=self.clock, cache_dir=self.cache_dir, embedders=self.embedders
         )
 
+    def with_index_reread(self) -> Session:
+        """This snapshot of the vault with its index read again: after a build that changed
+        the index and nothing else, the cards, their lexical arms and the config are the
+        ones on hand (on 17,570 man pages, seconds not spent reading them again)."""
+        vault, config = self.vault, self.config
+        index: Once[SemanticIndex | Refusal] = Once(
+            lambda: _guarded("semantic", "cannot be opened", lambda: open_index_of(vault, config)))
+        return replace(self, _index=index, loaded_at=self.clock()).open_index()
+
     # ------------------------------------------------------------------ facts
 
     # How the engine client embeds a query with this session's model (see LocalCards).

@@ -76,3 +76,10 @@ def before_load(root: str | os.PathLike[str]) -> Signature:
 
     index = load_producer_config(Path(root)).index_path
     return signature(root, [index] if index else [])
+
+
+def same_but(a: Signature, b: Signature, path: str | os.PathLike[str] | None) -> bool:
+    """Do two signatures hold the same files as they were, ``path``'s entry aside (a
+    build rewrote the index and nothing else)?"""
+    skip = os.fspath(Path(path)) if path is not None else None
+    return [e for e in a if e[0] != skip] == [e for e in b if e[0] != skip]

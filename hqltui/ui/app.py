@@ -225,8 +225,11 @@ class HqlApp(App[int]):
 
     def _reload(self, reason: str) -> None:
         """Read the vault again: the session on screen keeps answering until the new
-        one is ready to rank (staged only when there is none on screen)."""
-        self.sessions.load(reason, self.lexical, staged=self.state.session is None)
+        one is ready to rank (staged only when there is none on screen). After a build,
+        the cards on screen are kept when no file but the index changed."""
+        on_hand = self.state.session if reason == "build" else None
+        self.sessions.load(reason, self.lexical, staged=self.state.session is None,
+                           on_hand=on_hand)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """One funnel for unexpected errors: shown, never a traceback."""

@@ -480,3 +480,36 @@ async def test_a_file_that_is_not_an_index_is_moved_aside_only_after_yes(
         (CONTROL / "go").write_text("", encoding="utf-8")
         await wait_for_event(pilot, "index-build", lambda e: e.finished)
         await settle(pilot)
+
+
+# ------------------------------------------------------------- after a build lands
+
+
+async def test_a_build_that_changed_only_the_index_keeps_the_cards_on_hand(
+    make_app, birds: Path, tmp_path: Path
+) -> None:
+    """The reload after a build reads the index again and keeps the cards read before
+    (the vault's files are as they were); a card saved during the build is read anew."""
+    control = tmp_path / "control"
+    app = make_app(birds, poll_interval=None)  # no watcher: only the build reloads
+    app.job_factories["index-build"] = fake_build(control)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        before = app.state.session
+        assert before is not None
+        (control / "go").write_text("", encoding="utf-8")
+        await pilot.press("f7")
+        await until(app, lambda: app.state.session is not before)
+        kept = app.state.session
+        assert kept.vault is before.vault and kept.lexical is before.lexical
+        assert kept.index is not None and kept.index is not before.index  # read again
+
+        (control / "go").unlink()
+        await pilot.press("f7")
+        await wait_for_event(pilot, "index-build", lambda e: e.done == 4)
+        edit_card(birds)  # saved while the build runs
+        (control / "go").write_text("", encoding="utf-8")
+        await until(app, lambda: app.state.session is not kept)
+        read = app.state.session
+        assert read.vault is not kept.vault
+        assert "dries its wings on posts" in read.card("great-cormorant").text

@@ -65,15 +65,19 @@ class SessionController:
 
     # ------------------------------------------------------------------ loading
 
-    def load(self, reason: str, arm: str | None = None, staged: bool = False) -> None:
+    def load(self, reason: str, arm: str | None = None, staged: bool = False,
+             on_hand: Session | None = None) -> None:
         """Read the vault. ``staged``: post the cards at once (the app then asks for
         ``prepare``); else make it ready for lexical ``arm`` (None: its ``[search]
-        lexical``) before posting it."""
-        self._run(partial(self._load, reason, arm, staged), "session", f"load ({reason})")
+        lexical``) before posting it. ``on_hand``: the session on screen, whose cards are
+        kept when nothing but its index changed since it was read (a build landed)."""
+        self._run(partial(self._load, reason, arm, staged, on_hand), "session",
+                  f"load ({reason})")
 
-    def _load(self, reason: str, arm: str | None, staged: bool) -> None:
+    def _load(self, reason: str, arm: str | None, staged: bool,
+              on_hand: Session | None = None) -> None:
         try:
-            made = self._in_daemon(lambda: self._made(arm, staged))
+            made = self._in_daemon(lambda: self._made(arm, staged, on_hand))
             if made is None:
                 return  # quitting, or a newer load replaced this one
             session, seen = made
@@ -88,9 +92,14 @@ class SessionController:
             return
         self.app.post_message(SessionLoaded(session, reason, seen))
 
-    def _made(self, arm: str | None, staged: bool) -> tuple[Session, object]:
+    def _made(self, arm: str | None, staged: bool,
+              on_hand: Session | None = None) -> tuple[Session, object]:
         """The session, and the watch signature taken before it read a file."""
         seen = self._scan_before_load()
+        if on_hand is not None and self._only_index_changed(seen, on_hand):
+            session = on_hand.with_index_reread()
+            session.warnings  # noqa: B018 - made here, off the UI thread
+            return session, seen
         if self.factory is not None:
             session = self.factory(self.vault)
         else:
@@ -157,6 +166,16 @@ class SessionController:
         """A session is on screen: changes are told from ``seen``, the scan its load
         took before reading a file (``watch.before_load``)."""
         self.signature = seen
+
+    def _only_index_changed(self, seen: object, on_hand: Session) -> bool:
+        """Are the vault's files and ``hql.toml`` as they were when ``on_hand``'s baseline
+        was taken (before it read them)? Then only the index can have changed."""
+        from hqltui.core.watch import same_but
+
+        before = self.signature
+        if not isinstance(before, tuple) or not isinstance(seen, tuple):
+            return False
+        return same_but(seen, before, on_hand.config.index_path)
 
     def _scan_before_load(self) -> object:
         from hqltui.core.watch import before_load
