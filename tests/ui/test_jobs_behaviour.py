@@ -513,3 +513,26 @@ async def test_a_build_that_changed_only_the_index_keeps_the_cards_on_hand(
         read = app.state.session
         assert read.vault is not kept.vault
         assert "dries its wings on posts" in read.card("great-cormorant").text
+
+
+async def test_an_edit_a_check_saw_is_read_when_a_build_lands_first(
+    make_app, birds: Path, tmp_path: Path
+) -> None:
+    """A check that saw an edit moves the watch baseline on before its reload has read
+    the edit; a build landing then must still read the vault, not keep the old cards."""
+    from hqltui.core.watch import before_load
+
+    control = tmp_path / "control"
+    app = make_app(birds, poll_interval=None)
+    app.job_factories["index-build"] = fake_build(control)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        before = app.state.session
+        assert before is not None
+        edit_card(birds)
+        app.sessions.signature = before_load(birds)  # what a check that saw it keeps
+        (control / "go").write_text("", encoding="utf-8")
+        await pilot.press("f7")
+        await until(app, lambda: app.state.session is not before)
+        assert app.state.session.vault is not before.vault
+        assert "dries its wings on posts" in app.state.session.card("great-cormorant").text

@@ -54,6 +54,7 @@ class SessionController:
         self.history_file = history_file
         self.history: History | None = None
         self.signature: object = None
+        self.read_as: object = None
         self._checking: Worker[None] | None = None
         self._scanned: tuple[float | None, float] = (None, 0.0)  # last scan's end, its cost
 
@@ -166,13 +167,17 @@ class SessionController:
         """A session is on screen: changes are told from ``seen``, the scan its load
         took before reading a file (``watch.before_load``)."""
         self.signature = seen
+        self.read_as = seen  # what the cards on screen were read from (a check moves
+        # ``signature`` on to what it saw; this stays until the next session is shown)
 
     def _only_index_changed(self, seen: object, on_hand: Session) -> bool:
         """Are the vault's files and ``hql.toml`` as they were when ``on_hand``'s baseline
-        was taken (before it read them)? Then only the index can have changed."""
+        was taken (before it read them)? Then only the index can have changed. (Not
+        ``signature``: a check that noticed an edit moves it on before the reload that
+        edit asked for has read it.)"""
         from hqltui.core.watch import same_but
 
-        before = self.signature
+        before = self.read_as
         if not isinstance(before, tuple) or not isinstance(seen, tuple):
             return False
         return same_but(seen, before, on_hand.config.index_path)
