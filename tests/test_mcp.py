@@ -253,3 +253,32 @@ async def test_a_search_sent_while_the_vault_loads_waits_for_it_and_is_answered(
     hybrid = json.loads(answer.content[0].text)["arms"]["hybrid"]
     assert hybrid["refusal"] is None and hybrid["hits"]
     assert {a["query_vector_source"] for a in hybrid["retrieval"]["arms"]} >= {"index"}
+
+
+def test_a_reload_after_the_index_alone_changed_keeps_the_cards(birds: Path,
+                                                                tmp_path: Path) -> None:
+    """The server's reload reads only the index again when no other file changed since
+    the session was read (a build landed), and the whole vault when a card changed."""
+    import os
+
+    from hqltui.core.session import Session
+    from hqltui.core.watch import before_load
+    from hqltui.mcp.served import Served
+    from tests.helpers.vaults import edit_card
+
+    served = Served(str(birds), lambda: Session.load(birds, cache_dir=tmp_path / "c"),
+                    poll=None)
+    served.start()
+    assert served._ready.wait(60)
+    first = served.session
+    served.signature = before_load(birds)  # as the watch takes it
+    index = first.config.index_path
+    stat = os.stat(index)
+    os.utime(index, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # "rebuilt"
+    served.reload()
+    kept = served.session
+    assert kept is not first and kept.vault is first.vault
+    edit_card(birds)
+    served.reload()
+    assert served.session.vault is not kept.vault
+    assert "dries its wings on posts" in served.session.card("great-cormorant").text

@@ -117,11 +117,18 @@ class Served:
     def reload(self) -> None:
         """Runs in a thread: read the vault and index again; swap them together. Changes
         are told from the scan taken before the reload read a file (``watch.before_load``):
-        an edit made meanwhile is then seen at the next look, never swallowed."""
-        from hqltui.core.watch import before_load
+        an edit made meanwhile is then seen at the next look, never swallowed. When no
+        file but the index changed since the session was read (a build landed), only the
+        index is read again (``Session.with_index_reread``), as in the app."""
+        from hqltui.core.watch import before_load, same_but
 
         seen = before_load(self.session.root)
-        fresh = self.session.reload()
+        on_hand = self.session
+        if isinstance(self.signature, tuple) and same_but(seen, self.signature,
+                                                          on_hand.config.index_path):
+            fresh = on_hand.with_index_reread()
+        else:
+            fresh = on_hand.reload()
         fresh.prepare()  # the configured lexical arm, before it answers
         self.signature = seen
         self.session = fresh
