@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -41,6 +40,7 @@ from hqltui.core.names import HYBRID
 from hqltui.core.semantic import query_vector
 from hqltui.core.session import Session
 from producer.index_format import unpack
+from producer.index_reader import read_index
 
 CUT = 10
 
@@ -67,28 +67,31 @@ def _tokens_counter() -> Callable[[str], int]:
     return lambda text: tok.count(text, 1 << 20) - 2  # without [CLS] and [SEP]
 
 
+def index_file(session: Session) -> Path:
+    """The file of the session's index (its path is relative to the vault when so given)."""
+    assert session.index is not None
+    path = Path(session.index.path)
+    return path if path.is_absolute() else session.root / path
+
+
 def held(session: Session) -> Held:
     ix = session.index
     assert ix is not None
-    path = Path(ix.path)
-    path = path if path.is_absolute() else session.root / path
+    contents = read_index(index_file(session))
     position = {name: i for i, name in enumerate(session.names)}
     n, d = len(session.names), ix.dimensions
     cards = np.zeros((n, d), dtype=np.float32)
     has_card = np.zeros(n, dtype=bool)
     count = _tokens_counter()
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
-        for name, blob in conn.execute("SELECT name, embedding FROM card"):
-            if name in position:
-                cards[position[name]] = unpack(blob)
-                has_card[position[name]] = True
-        found = [(position[c], o, s, e, b) for c, o, s, e, b in conn.execute(
-            "SELECT card, ordinal, start_char, end_char, embedding FROM chunk")
-            if c in position]
-    found.sort(key=lambda r: (r[0], r[1]))
-    owner = np.array([r[0] for r in found], dtype=np.int64)
-    rows = np.stack([unpack(r[4]) for r in found]).astype(np.float32)
-    tokens = np.array([count(session.vault.cards[r[0]].text[r[2]:r[3]]) for r in found])
+    for row in contents.cards:
+        if row.name in position:
+            cards[position[row.name]] = unpack(row.embedding)
+            has_card[position[row.name]] = True
+    found = sorted(((position[c.card], c) for c in contents.chunks if c.card in position),
+                   key=lambda r: (r[0], r[1].ordinal))
+    owner = np.array([at for at, _ in found], dtype=np.int64)
+    rows = np.stack([unpack(c.embedding) for _, c in found]).astype(np.float32)
+    tokens = np.array([count(session.vault.cards[at].text[c.start:c.end]) for at, c in found])
     last = np.append(owner[1:] != owner[:-1], True)
     return Held(cards, has_card, rows, owner, tokens, last)
 

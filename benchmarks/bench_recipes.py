@@ -15,15 +15,23 @@ from __future__ import annotations
 import argparse
 import bisect
 import os
-import sqlite3
 import time
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks.bench_card_rules import Held, describe, held, passage_session, publish, table
+from benchmarks.bench_card_rules import (
+    Held,
+    describe,
+    held,
+    index_file,
+    passage_session,
+    publish,
+    table,
+)
 from hqltui.core.session import Session
 from producer.index_format import unpack
+from producer.index_reader import read_index
 from producer.passages import NO_BREAKS, Recipe, cut_windows, passage_text, tokens_needed, whole
 
 VARIANTS = {
@@ -38,15 +46,8 @@ def variant(session: Session, base: Held, recipe: Recipe) -> tuple[Held, int]:
     """``recipe``'s passages of every card with a vector; and how many were embedded."""
     from producer.embedders.local import LocalEmbedder
 
-    ix = session.index
-    assert ix is not None
-    path = Path(ix.path)
-    path = path if path.is_absolute() else session.root / path
-    stored: dict[tuple[str, int, int], np.ndarray] = {}
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
-        for card, start, end, blob in conn.execute(
-                "SELECT card, start_char, end_char, embedding FROM chunk"):
-            stored[(card, start, end)] = unpack(blob)
+    stored = {(c.card, c.start, c.end): unpack(c.embedding)
+              for c in read_index(index_file(session)).chunks}
     embedder = LocalEmbedder.packaged("float32", "torch")
     needed = tokens_needed(recipe)
     owner: list[int] = []

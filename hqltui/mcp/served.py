@@ -105,10 +105,9 @@ class Served:
 
     @staticmethod
     def _signature(session: Any) -> object:
-        from hqltui.core.watch import signature
+        from hqltui.core.watch import before_load
 
-        index = session.config.index_path
-        return signature(session.root, [index] if index else [])
+        return before_load(session.root)
 
     def changed(self) -> bool:
         """Runs in a thread: whether a file the session was read from changed."""
@@ -120,10 +119,10 @@ class Served:
         an edit made meanwhile is then seen at the next look, never swallowed. When no
         file but the index changed since the session was read (a build landed), only the
         index is read again (``Session.with_index_reread``), as in the app."""
-        from hqltui.core.watch import before_load, same_but
+        from hqltui.core.watch import same_but
 
-        seen = before_load(self.session.root)
         on_hand = self.session
+        seen = self._signature(on_hand)
         if isinstance(self.signature, tuple) and same_but(seen, self.signature,
                                                           on_hand.config.index_path):
             fresh = on_hand.with_index_reread()
