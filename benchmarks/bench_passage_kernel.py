@@ -50,6 +50,7 @@ def passage_index(cards: int, per_card: int, matrix: np.ndarray, work: Path):  #
     n = cards * per_card
     codes, fine = np.empty((n, DIMS), dtype=np.int8), np.empty((n, DIMS), dtype=np.int8)
     scale, fine_scale = np.empty(n, dtype=np.float32), np.empty(n, dtype=np.float32)
+    errors = np.empty(n, dtype=np.float64)
     error = length = fine_error = fine_length = 0.0
     path = work / f"chunk-{cards}-{per_card}.sqlite"
     conn = sqlite3.connect(path, check_same_thread=False)
@@ -62,6 +63,7 @@ def passage_index(cards: int, per_card: int, matrix: np.ndarray, work: Path):  #
         c, s, e, m, c2, s2, e2, m2 = two_planes(rows)
         part = slice(a, a + rows.shape[0])
         codes[part], scale[part], fine[part], fine_scale[part] = c, s, c2, s2
+        errors[part] = e
         error, length = max(error, float(e.max())), max(length, float(m.max()))
         fine_error = max(fine_error, float(e2.max()))
         fine_length = max(fine_length, float(m2.max()))
@@ -77,7 +79,8 @@ def passage_index(cards: int, per_card: int, matrix: np.ndarray, work: Path):  #
     return PassageIndex(
         recipe=DEFAULT_RECIPE,
         digest="bench",
-        vectors=Codes(codes, scale, error, length, fine, fine_scale, fine_error, fine_length),
+        vectors=Codes(codes, scale, error, length, fine, fine_scale, fine_error, fine_length,
+                      errors),
         cards=held_codes(matrix, planes=2),
         card=card,
         ordinal=ordinal,

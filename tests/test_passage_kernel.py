@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from hqltui.core import passage_scores, threads
-from hqltui.core.int8_codes import held_codes, query_planes
+from hqltui.core.int8_codes import first_stage_bound, first_stage_error, held_codes, query_planes
 from hqltui.core.passage_index import Float32Rows, PassageIndex
 from hqltui.core.passage_scores import best_passage_scores, exact_dots, first_pass
 from hqltui.core.ranking import rank_indices
@@ -128,4 +128,34 @@ def test_the_first_pass_split_is_the_single_pass_bit_for_bit(tmp_path: Path,
     assert np.all(np.isneginf(split_rows[index.left_out]))
     empty = (index.bounds[1:] == index.bounds[:-1]) & present
     assert empty.any()  # cards with a vector and no passage: scored by the vector alone
+    index.source.close()
+
+
+def test_each_card_is_bounded_by_its_own_rows(tmp_path: Path) -> None:
+    """A card's first-pass bound is made of the largest error of its own rows (its vector
+    and its passages), worked out from the float32 rows here: every card's first-pass
+    score lies within it, and it is narrower than the one bound for all rows."""
+    index, matrix, present, rows = build(tmp_path, 4)
+    held_rows = np.where(index.valid[:, None], rows, np.float32(0.0)).astype(np.float64)
+
+    def error(row: np.ndarray, codes: np.ndarray, scale: np.float32) -> float:
+        return float(np.linalg.norm(row - codes.astype(np.float64) * np.float64(scale)))
+
+    for i in range(matrix.shape[0]):
+        lo, hi = int(index.bounds[i]), int(index.bounds[i + 1])
+        own = [error(matrix[i].astype(np.float64), index.cards.codes[i], index.cards.scale[i])]
+        own += [error(held_rows[j], index.vectors.codes[j], index.vectors.scale[j])
+                for j in range(lo, hi)]
+        assert index.card_errors()[i] == pytest.approx(max(own), rel=1e-12, abs=1e-15)
+    for q in random_rows(np.random.default_rng(40), 4):
+        planes = query_planes(q)
+        best, own_vector, _ = first_pass(index, planes.codes[0], planes.scale[0])
+        approx = passage_scores.card_score(own_vector, best)
+        want, _ = float32_answer(index, matrix, present, rows, q)
+        bound = first_stage_bound(planes.norm, planes.error, index.card_errors(),
+                                  max(index.cards.length, index.vectors.length))
+        off = np.abs(approx - want)[present]
+        assert np.all(off <= bound[present])
+        everyone = first_stage_error(q, planes.error, index.cards, index.vectors)
+        assert np.median(bound[present]) < 0.9 * everyone
     index.source.close()

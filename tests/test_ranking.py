@@ -100,6 +100,27 @@ def test_refine_makes_the_cut_exact() -> None:
     assert total == 3
 
 
+def test_refine_takes_each_positions_own_bound() -> None:
+    """A bound per position: a card held far less closely than the others is still found
+    when it can reach the cut, and the others are recomputed only where theirs says."""
+    exact = np.array([1.0, 0.9, 0.92, 0.45, -0.01, 0.3])
+    approx = np.array([0.995, 0.905, 0.74, 0.455, 0.005, 0.3])  # card 2 off by 0.18
+    bound = np.array([0.01, 0.01, 0.2, 0.01, 0.02, 0.01])
+    asked: list[int] = []
+
+    def recompute(pos: np.ndarray) -> np.ndarray:
+        asked.extend(pos.tolist())
+        return exact[pos]
+
+    refined = refine(approx, recompute, 2, 2 * bound, sign=bound)
+    chosen, total = rank_indices(refined, 2)
+    assert chosen.tolist() == [0, 2] and total == 5  # card 4 is below zero, found so
+    assert sorted(asked) == [0, 1, 2, 4]  # 3 and 5 cannot reach the cut, signs sure
+    # one narrow bound for all misses card 2: the per-position bound is what finds it
+    narrow = rank_indices(refine(approx, lambda pos: exact[pos], 2, 0.02), 2)[0]
+    assert narrow.tolist() == [0, 1]
+
+
 def test_shapes_serialise() -> None:
     retrieval = Retrieval("hybrid", "q", "ix", "m", "r", "rrf", fusion="rrf", k=60.0,
                           weights={"bm25": 1.0, "semantic": 1.0},

@@ -42,6 +42,15 @@ class Codes:
     fine_scale: np.ndarray | None = None
     fine_error: float = 0.0  # max |row - scale · codes - fine_scale · fine|₂
     fine_length: float = 0.0  # max |scale · codes + fine_scale · fine|₂
+    # Each row's own |row - scale · codes|₂ (float64), for bounds narrower than ``error``
+    # where only some rows count (``row_errors``); ``None``: every row counts as ``error``.
+    errors: np.ndarray | None = None
+
+    def row_errors(self) -> np.ndarray:
+        """Each row's first-plane error norm, ``error`` for every row when not kept."""
+        if self.errors is not None:
+            return self.errors
+        return np.full(self.codes.shape[0], self.error, dtype=np.float64)
 
     @property
     def nbytes(self) -> int:
@@ -142,6 +151,7 @@ def held_codes(rows: np.ndarray, planes: int = 1) -> Codes:
     scale = np.empty(n, dtype=np.float32)
     fine = np.empty(rows.shape, dtype=np.int8) if planes == 2 else None
     fine_scale = np.empty(n, dtype=np.float32) if planes == 2 else None
+    errors = np.zeros(n, dtype=np.float64)
     error = length = fine_error = fine_length = 0.0
     for a in range(0, n, LOAD_BATCH):
         part = slice(a, min(n, a + LOAD_BATCH))
@@ -152,8 +162,10 @@ def held_codes(rows: np.ndarray, planes: int = 1) -> Codes:
                 two_planes(rows[part])
             fine_error, fine_length = max(fine_error, float(e2.max())), max(fine_length,
                                                                                float(m2.max()))
+        errors[part] = e
         error, length = max(error, float(e.max())), max(length, float(m.max()))
-    return Codes(codes, scale, error, length, fine, fine_scale, fine_error, fine_length)
+    return Codes(codes, scale, error, length, fine, fine_scale, fine_error, fine_length,
+                 errors)
 
 
 @dataclass(frozen=True)
@@ -193,5 +205,13 @@ def first_stage_error(q32: np.ndarray, q_error: float, *held: Codes) -> float:
     qn = float(np.linalg.norm(q32.astype(np.float64)))
     error = max((h.error for h in held), default=0.0)
     length = max((h.length for h in held), default=0.0)
+    return float(first_stage_bound(qn, q_error, error, length))
+
+
+def first_stage_bound(qn: float, q_error: float, error: float | np.ndarray,
+                      length: float) -> float | np.ndarray:
+    """``first_stage_error`` for rows whose error norms are at most ``error`` (a number,
+    or one per group of rows: a card's vector and passages, ``PassageIndex.card_errors``):
+    the same bound, narrower where a group's rows were held closer than the worst row."""
     return (qn * error + length * q_error) * (1 + SLACK) + SLACK
 

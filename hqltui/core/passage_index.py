@@ -117,6 +117,21 @@ class PassageIndex:
         """How the vectors are held in memory (the first pass's precision)."""
         return "int8"
 
+    def card_errors(self) -> np.ndarray:
+        """Per card, the largest first-plane error norm of its vector and its passages
+        (float64): the first pass's bound for that card is made of it (worked out once per
+        index). A card's score moves by at most the most one of its rows moves."""
+        made = self.__dict__.get("_card_errors")
+        if made is None:
+            made = self.cards.row_errors().copy()
+            rows = self.vectors.row_errors()
+            has = np.flatnonzero(self.bounds[1:] > self.bounds[:-1])
+            if has.size:
+                top = np.maximum.reduceat(rows, self.bounds[:-1][has])
+                made[has] = np.maximum(made[has], top)
+            object.__setattr__(self, "_card_errors", made)
+        return made
+
     def retrieval(self) -> dict[str, object]:
         """What the retrieval says of the passages that scored: the recipe and its digest
         (worked out once: it is the same for every query)."""
@@ -171,6 +186,7 @@ def read_passages(
     scale = np.empty(total, dtype=np.float32)
     fine = np.empty((total, dims), dtype=np.int8)
     fine_scale = np.empty(total, dtype=np.float32)
+    errors = np.empty(total, dtype=np.float64)  # each row's first-plane error norm
     widest = [0.0, 0.0, 0.0, 0.0]  # max error, length, fine error, fine length
     pending: list[tuple[slice, Future[tuple[np.ndarray, ...]]]] = []
 
@@ -178,6 +194,7 @@ def read_passages(
         part, job = pending.pop()
         c, sc, e, n, c2, sc2, e2, n2 = job.result()
         vectors[part], scale[part], fine[part], fine_scale[part] = c, sc, c2, sc2
+        errors[part] = e
         for i, values in enumerate((e, n, e2, n2)):
             widest[i] = max(widest[i], float(values.max()))
 
@@ -230,6 +247,7 @@ def read_passages(
     if kept < total:
         vectors, scale, fine, fine_scale = (vectors[:kept], scale[:kept], fine[:kept],
                                             fine_scale[:kept])
+        errors = errors[:kept]
 
     def joined(parts: list[np.ndarray], dtype: type) -> np.ndarray:
         return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
@@ -245,6 +263,7 @@ def read_passages(
         arrays = [a[order] for a in arrays]
         vectors, scale = vectors[order], scale[order]
         fine, fine_scale = fine[order], fine_scale[order]
+        errors = errors[order]
     card, ordinal, start, end, rowid, valid = arrays
     if lengths is not None and card.size:
         limit = lengths[card]
@@ -264,7 +283,8 @@ def read_passages(
     return PassageIndex(
         recipe=stored.recipe,
         digest=stored.digest,
-        vectors=Codes(vectors, scale, error, length, fine, fine_scale, fine_error, fine_length),
+        vectors=Codes(vectors, scale, error, length, fine, fine_scale, fine_error, fine_length,
+                      errors),
         cards=held_codes(matrix, planes=2),
         card=card,
         ordinal=ordinal,

@@ -10,7 +10,8 @@ outranks a card whose own text answers; the card vector keeps a fifth of the say
 Three passes over fewer rows each (``best_passage_scores``): the first int8 plane over
 every row, two planes over the cards that could reach the cut, the stored float32 rows of
 the passages that could still decide it. Each pass only chooses, within a proven bound
-(``hqltui.core.int8_codes``), which cards the next must score. The score is
+(``hqltui.core.int8_codes``; for the first pass, each card's own), which cards the next
+must score. The score is
 ``(1 - WEIGHT)·card + WEIGHT·best``, so it moves by at most the most the card vector or
 the best moves: each pass's bound carries over unchanged.
 """
@@ -26,6 +27,7 @@ from hqltui.core import threads
 from hqltui.core.int8_codes import (
     Codes,
     QueryPlanes,
+    first_stage_bound,
     first_stage_error,
     query_planes,
     second_stage_error,
@@ -233,9 +235,11 @@ def best_passage_scores(
     1. every card vector and passage, first int8 plane (``first_pass``,
        ``first_stage_error``), each card's best taken by the thread that scored it;
     2. the cards that could reach the cut or whose sign is in doubt by that (``refine``,
-       twice the first bound): their card vectors, and the passages that could be their
-       best, on two int8 planes (``fine_dots``, ``second_stage_error``, about 1/100 of
-       the first bound); a card surely outside the cut whose card vector is surely above
+       each card by its own first bound, ``PassageIndex.card_errors``: made of its own
+       rows' errors, so a card held closely is not in doubt as long as the worst one):
+       their card vectors, and the passages that could be their best, on two int8
+       planes (``fine_dots``, ``second_stage_error``, about 1/100 of the first bound);
+       a card surely outside the cut whose card vector is surely above
        zero needs no passage;
     3. the cards that pass 2 cannot place (``refine`` again, twice the second bound):
        their float32 card vectors and the stored float32 rows of the passages that could
@@ -253,14 +257,19 @@ def best_passage_scores(
     approx = np.where(present, card_score(own, top), 0.0)
     bounds = passages.bounds
     first = first_stage_error(q32, planes.error, passages.cards, passages.vectors)
+    # each card's own first-pass bound: at most ``first``, narrower for a card whose rows
+    # were held closer than the worst row (its sign is in doubt only within it)
+    own_first = np.asarray(first_stage_bound(
+        planes.norm, planes.error, passages.card_errors(),
+        max(passages.cards.length, passages.vectors.length)))
     second = second_stage_error(planes, passages.cards, passages.vectors)
     # per card, how far below its best a passage may score and still be its best
-    near = np.full(len(present), 2 * first, dtype=np.float64)
+    near = 2 * own_first
     chosen: list[Winners] = []
 
     # A lower bound on the cut's score: a card whose upper bound is below it is in doubt
     # only for its sign, which its card vector settles when that is surely above zero.
-    lower = np.where(present, approx - first, -np.inf)
+    lower = np.where(present, approx - own_first, -np.inf)
     floor_of_cut = -np.inf
     if cut is not None and 0 < cut <= lower.size:
         floor_of_cut = float(np.partition(lower, lower.size - cut)[lower.size - cut])
@@ -274,23 +283,24 @@ def best_passage_scores(
     def finer(positions: np.ndarray) -> np.ndarray:
         out = card_values(positions)
         # outside the cut, surely above zero: the card vector says both
-        settled = (approx[positions] + first < floor_of_cut) & (out > second)
-        rest = positions[~settled]
+        full = ~((approx[positions] + own_first[positions] < floor_of_cut) & (out > second))
+        rest = positions[full]
         if rest.size:
             rows, owner = _rows_of(bounds, rest)
             # The rows that could be the card's best and could be above zero: a row below
-            # ``-first`` is negative, so it neither decides the sign nor beats a positive
-            # best; one more than ``2·first`` below the card's first-pass best cannot be it.
-            # A row left out keeps its first-pass -inf.
-            floor = np.maximum(best_approx[rest] - 2 * first, -first)
+            # minus the card's bound is negative, so it neither decides the sign nor beats
+            # a positive best; one more than twice the bound below the card's first-pass
+            # best cannot be it. A row left out keeps its first-pass -inf.
+            bound = own_first[rest]
+            floor = np.maximum(best_approx[rest] - 2 * bound, -bound)
             picked = rows[row_approx[rows] >= floor[owner]]
             values = fine_dots(passages.vectors, picked, planes)
             values[~passages.valid[picked]] = -np.inf
             row_approx[picked] = values
             near[rest] = 2 * second
-            card = out[~settled]
+            card = out[full]
             best = np.maximum(card, _group_max(row_approx[rows], owner, rest.size))
-            out[~settled] = card_score(card, best)
+            out[full] = card_score(card, best)
         out[~present[positions]] = 0.0
         return out
 
@@ -332,10 +342,10 @@ def best_passage_scores(
     # Pass 2 pays only when its bound is well inside the first (always, for unit rows):
     # a card pass 1 left out must stay below what pass 3's choice can reach.
     if passages.vectors.fine is not None and first >= 3 * second:
-        scores = refine(refine(approx, finer, cut, 2 * first, sign=first), exact, cut,
+        scores = refine(refine(approx, finer, cut, 2 * own_first, sign=own_first), exact, cut,
                         2 * second)
     else:
-        scores = refine(approx, exact, cut, 2 * first)
+        scores = refine(approx, exact, cut, 2 * own_first)
     scores[~present] = 0.0
     empty = np.zeros(0, dtype=np.int64)
     return scores, chosen[0] if chosen else Winners(empty, empty, empty, empty, empty)

@@ -366,27 +366,31 @@ def refine(
     approx: np.ndarray,
     exact: Callable[[np.ndarray], np.ndarray],
     cut: int | None,
-    tolerance: float,
-    sign: float | None = None,
+    tolerance: float | np.ndarray,
+    sign: float | np.ndarray | None = None,
 ) -> np.ndarray:
     """Scores that are exact wherever they can decide a ranking cut at ``cut``.
 
-    ``approx`` comes from one fast vectorised pass whose error is below
-    ``tolerance``; ``exact(positions)`` recomputes chosen positions exactly.
-    Every position that could reach the top ``cut`` (or whose sign is in
-    doubt: within ``sign`` of zero, ``tolerance`` unless given) is recomputed, so
+    ``approx`` comes from one fast vectorised pass whose error is below half of
+    ``tolerance`` (one for all, or each position its own); ``exact(positions)``
+    recomputes chosen positions exactly. Every position that could reach the top
+    ``cut`` (its upper bound at least the ``cut``-th largest lower bound), or whose sign
+    is in doubt (within ``sign`` of zero, ``tolerance`` unless given), is recomputed, so
     ``rank(refined, names, limit)`` for any ``limit <= cut`` equals the ranking of
     the exact scores.
     """
     approx = np.asarray(approx, dtype=np.float64)
+    half = np.asarray(tolerance, dtype=np.float64) / 2
     positive = approx > tolerance
-    threshold = -tolerance
-    if cut is not None and cut > 0 and int(positive.sum()) > cut:
-        values = approx[positive]
-        threshold = np.partition(values, values.size - cut)[values.size - cut] - tolerance
-    elif cut is not None and cut <= 0:
-        threshold = np.inf
-    doubtful = (approx >= threshold) | (np.abs(approx) <= (tolerance if sign is None else sign))
+    if cut is not None and cut <= 0:
+        reach = np.zeros(approx.shape, dtype=bool)
+    elif cut is not None and int(positive.sum()) > cut:
+        lower = (approx - half)[positive]
+        floor = np.partition(lower, lower.size - cut)[lower.size - cut]
+        reach = approx + half >= floor
+    else:  # every position that could be above zero
+        reach = approx >= -np.asarray(tolerance)
+    doubtful = reach | (np.abs(approx) <= (tolerance if sign is None else sign))
     positions = np.flatnonzero(doubtful)
     out = approx.copy()
     if positions.size:
