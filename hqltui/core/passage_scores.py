@@ -282,23 +282,32 @@ def best_passage_scores(
 
     def finer(positions: np.ndarray) -> np.ndarray:
         out = card_values(positions)
+        outside = approx[positions] + own_first[positions] < floor_of_cut
         # outside the cut, surely above zero: the card vector says both
-        full = ~((approx[positions] + own_first[positions] < floor_of_cut) & (out > second))
+        full = ~(outside & (out > second))
         rest = positions[full]
         if rest.size:
             rows, owner = _rows_of(bounds, rest)
+            card = out[full]
             # The rows that could be the card's best and could be above zero: a row below
             # minus the card's bound is negative, so it neither decides the sign nor beats
             # a positive best; one more than twice the bound below the card's first-pass
             # best cannot be it. A row left out keeps its first-pass -inf.
             bound = own_first[rest]
             floor = np.maximum(best_approx[rest] - 2 * bound, -bound)
+            # Outside the cut with its card vector surely below zero, only the card's sign
+            # is asked: it is above zero exactly when its best passage beats
+            # ``-card·(1 - WEIGHT)/WEIGHT`` (a quarter of the card vector), so a row surely
+            # below that cannot change it. If one of them is the card's best, the card is
+            # below zero and pass 3 may score it below its float32 score: the sign holds.
+            sign_only = outside[full] & (card + second < 0)
+            beats = -(card + second) * (1.0 - WEIGHT) / WEIGHT - bound
+            floor = np.where(sign_only, np.maximum(floor, beats), floor)
             picked = rows[row_approx[rows] >= floor[owner]]
             values = fine_dots(passages.vectors, picked, planes)
             values[~passages.valid[picked]] = -np.inf
             row_approx[picked] = values
             near[rest] = 2 * second
-            card = out[full]
             best = np.maximum(card, _group_max(row_approx[rows], owner, rest.size))
             out[full] = card_score(card, best)
         out[~present[positions]] = 0.0
