@@ -1,0 +1,121 @@
+"""The passage scoring kernel on a real index, against card vectors alone, paired.
+
+``bench_passage_kernel`` scores random unit vectors, whose scores crowd around zero
+(the worst case for the count of cards above zero, which must be exact); this scores
+an index built from real text with the stored query vectors of labelled query sets
+(built with ``hql-semantics build --passages --query=TEXT ...``). Each query: the card
+arm (``semantic_scores``) and the passage arm (``best_passage_scores``), each followed
+by the same top-``window`` cut, alternating query by query; and how many cards and
+passage rows the second pass scored, on average.
+
+    python -m benchmarks.bench_passage_real --vault VAULT QUERIES.toml [...] [--repeats 5]
+
+For a paired A/B with an older checkout, run this file there as a script, with that
+checkout first on the path (``PYTHONPATH=OLD python benchmarks/bench_passage_real.py``:
+its ``hqltui`` scores, its ``benchmarks/results`` gets the report), alternately with
+this one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+import tomllib
+from pathlib import Path
+
+from benchmarks.report import median, write_report
+
+WINDOW = 50
+
+
+def query_texts(paths: list[str]) -> list[str]:
+    texts: list[str] = []
+    for path in paths:
+        for entry in tomllib.loads(Path(path).read_text(encoding="utf-8")).get("query", []):
+            texts.append(str(entry["text"]))
+    return texts
+
+
+def main() -> None:
+    from hqltui.core import passage_scores
+    from hqltui.core.ranking import rank_indices
+    from hqltui.core.semantic import query_vector, semantic_scores
+    from hqltui.core.session import Session
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--vault", required=True)
+    parser.add_argument("queries", nargs="+", help="labelled query sets (TOML)")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--name", default=None, help="the report's name (default: the vault's)")
+    args = parser.parse_args()
+    root = Path(args.vault)
+    session = Session.load(root)
+    ix = session.index
+    if ix is None or ix.passages is None:
+        raise SystemExit(f"{root}: no semantic index with passages")
+    passages = ix.passages
+    vectors = []
+    for text in query_texts(args.queries):
+        qv = query_vector(ix, session.vault, session.config, text)
+        if qv.vector is not None:
+            vectors.append(qv.vector)
+    if not vectors:
+        raise SystemExit("no stored query vector for these queries (build with --query=TEXT)")
+
+    scored = {"cards": 0, "rows": 0}
+    plain = passage_scores.fine_dots
+
+    def counted(held, rows, q):  # noqa: ANN001, ANN202
+        scored["cards" if held is passages.cards else "rows"] += rows.size
+        return plain(held, rows, q)
+
+    passage_scores.fine_dots = counted
+    for v in vectors:
+        passage_scores.best_passage_scores(ix.matrix, ix.present, passages, v, WINDOW)
+    passage_scores.fine_dots = plain
+    pass2 = (scored["cards"] / len(vectors), scored["rows"] / len(vectors))
+
+    card_ms, pass_ms, ratios = [], [], []
+    loads = [os.getloadavg()]
+    for _ in range(args.repeats):
+        for v in vectors:
+            t = time.perf_counter()
+            rank_indices(semantic_scores(ix, v, WINDOW), WINDOW)
+            card = time.perf_counter() - t
+            t = time.perf_counter()
+            scores, _ = passage_scores.best_passage_scores(ix.matrix, ix.present, passages, v,
+                                                           WINDOW)
+            rank_indices(scores, WINDOW)
+            passage = time.perf_counter() - t
+            card_ms.append(card * 1e3)
+            pass_ms.append(passage * 1e3)
+            ratios.append(passage / card)
+    loads.append(os.getloadavg())
+    cards = int(ix.present.sum())
+    rows = [
+        ["cards with a vector", cards, ""],
+        ["passages", passages.count, f"{passages.count / max(cards, 1):.1f} per card"],
+        ["queries", len(vectors), f"stored vectors; {args.repeats} runs each"],
+        ["card vectors + cut (ms, median)", round(median(card_ms), 3), ""],
+        ["passages + cut (ms, median)", round(median(pass_ms), 3), ""],
+        ["median of the paired ratios", round(median(ratios), 3), "passages / card vectors"],
+        ["cards the second pass scored (mean)", round(pass2[0]), ""],
+        ["passage rows the second pass scored (mean)", round(pass2[1]), ""],
+        ["load average (1, 5, 15 min), start", " ".join(f"{x:.2f}" for x in loads[0]), ""],
+        ["load average (1, 5, 15 min), end", " ".join(f"{x:.2f}" for x in loads[1]), ""],
+    ]
+    name = args.name or root.name
+    path = write_report(
+        f"passage_kernel_real_{name}",
+        f"Scoring kernel on a real index ({name}): passages against card vectors",
+        ["measure", "value", "note"],
+        rows,
+        [f"query vectors stored in the index for {', '.join(Path(q).name for q in args.queries)}"
+         "; each run = scores exact at the cut + the top-50 cut, the two arms alternating"],
+    )
+    print(path.read_text())
+
+
+if __name__ == "__main__":
+    main()
