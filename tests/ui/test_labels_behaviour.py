@@ -174,6 +174,29 @@ async def test_the_labelled_queries_screen_loads_a_query(make_app, birds: Path):
         assert views.column_scores(app.state) is not None  # labelled: titles have figures
 
 
+async def test_a_frame_drawn_before_the_table_measures_its_rows_keeps_full_columns(
+        make_app, birds: Path):
+    """The labelled table is filled when the worker hands the report over; a frame drawn
+    after that and before the table's idle once left every column as narrow as its
+    label (as on the links screen). Here that frame is drawn on purpose, at once."""
+    app = make_app(birds)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, LabelledScreen) and screen.report is not None
+        assert screen.palette is not None
+        screen.show_report(screen.report, screen.lexical, screen.palette)  # as the worker does
+        table = screen.table
+        for y in range(table.size.height):
+            table.render_line(y)  # the frame, before the table's idle
+        await settle(pilot)
+        first = str(table.get_row_at(0)[1])
+        assert len(first) > len("query") + 2  # a query longer than the column's label
+        assert first in table.render_line(1).text  # under the header, whole
+
+
 async def test_enter_on_a_query_still_being_answered_lands_on_its_column(make_app, birds: Path):
     """Enter while hybrid waits for the semantic arm (a model loading): the card list
     holds the focus meanwhile, then the hybrid column takes it when its rows come, so

@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from hqltui.ui import labelled_views
 from hqltui.ui.keys import LABELLED_SCREEN_BINDINGS
+from hqltui.ui.table_columns import column_width
 
 if TYPE_CHECKING:
     from hqltui.core.evaluation import Report
@@ -78,12 +79,15 @@ class LabelledScreen(Screen[str | None]):
         report = self.report
         if report is None:
             return
+        rows = labelled_views.rows(report, self.sort, self.reverse)
         table = self.table
         table.clear(columns=True)
-        for key in labelled_views.sort_keys(report):
+        for at, key in enumerate(labelled_views.sort_keys(report)):
             mark = (" ▼" if not self.reverse else " ▲") if key == self.sort else ""
-            table.add_column(Text(f"{key}{mark}"), key=key)  # Text: `hybrid[bm25]` is no markup
-        for text, cells in labelled_views.rows(report, self.sort, self.reverse):
+            label = Text(f"{key}{mark}")  # Text: `hybrid[bm25]` is no markup
+            table.add_column(label, key=key,
+                             width=column_width(label, (cells[at] for _, cells in rows)))
+        for text, cells in rows:
             table.add_row(*cells, key=text)
 
     def action_sort(self) -> None:

@@ -8,10 +8,8 @@ Rows are filtered as you type in the filter (either card's name or title).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from rich.cells import cell_len
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -21,21 +19,11 @@ from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 
 from hqltui.ui import related_views
 from hqltui.ui.keys import LINKS_SCREEN_BINDINGS
+from hqltui.ui.table_columns import column_width
 
 if TYPE_CHECKING:
     from hqltui.ui.palette import Palette
     from hqltui.ui.related_views import LinkRow
-
-
-def _width(label: str, cells: Iterable[Text]) -> int:
-    """A column as wide as its label and widest cell, given when the column is added.
-
-    Left to itself, Textual's DataTable (8.2) widens an auto-width column only on its
-    next idle, and keeps the cells it rendered before that in a cache whose key holds
-    no width: a frame drawn between the rows arriving (from the worker) and that idle
-    kept every column as narrow as its label, depending on which task ran first.
-    """
-    return max([cell_len(label), *(cell.cell_len for cell in cells)])
 
 
 class LinksScreen(Screen[None]):
@@ -119,7 +107,8 @@ class LinksScreen(Screen[None]):
         table = self.table
         table.clear(columns=True)  # columns again: their widths follow the rows shown
         for at, label in enumerate(related_views.columns(self.pairs)):
-            table.add_column(label, key=label, width=_width(label, (row[at] for row in cells)))
+            table.add_column(label, key=label,
+                             width=column_width(label, (row[at] for row in cells)))
         for row in cells:
             table.add_row(*row)
 
