@@ -255,6 +255,30 @@ async def test_a_search_sent_while_the_vault_loads_waits_for_it_and_is_answered(
     assert {a["query_vector_source"] for a in hybrid["retrieval"]["arms"]} >= {"index"}
 
 
+async def test_an_edit_saved_while_the_first_load_reads_the_vault_is_not_lost(
+        birds: Path, tmp_path: Path) -> None:
+    """The first look is taken after the first load (off the first search's path); a card
+    saved after the load read it, before that look, must still be read again: with a
+    plain signature taken then, the server kept the old text for good."""
+    from hqltui.core.session import Session
+    from hqltui.mcp.served import Served
+
+    def load_then_edit() -> Session:
+        session = Session.load(birds, cache_dir=tmp_path / "c")
+        edit_card(birds, "great-cormorant")  # saved once the load has read the file
+        return session
+
+    served = Served(str(birds), load_then_edit, poll=0.05)
+    served.start()
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(served.watch)
+        with anyio.fail_after(60):
+            while served.session is None or "dries its wings" not in \
+                    served.session.card("great-cormorant").text:
+                await anyio.sleep(0.05)
+        tasks.cancel_scope.cancel()
+
+
 def test_a_reload_after_the_index_alone_changed_keeps_the_cards(birds: Path,
                                                                 tmp_path: Path) -> None:
     """The server's reload reads only the index again when no other file changed since

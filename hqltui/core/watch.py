@@ -78,6 +78,24 @@ def before_load(root: str | os.PathLike[str]) -> Signature:
     return signature(root, [index] if index else [])
 
 
+# How long before a load started a file's change still counts as made during it: file
+# times come from the kernel's coarse clock, behind ``time.time_ns`` by a tick at most.
+LOAD_MARGIN_NS = 1_000_000_000
+# The mtime a signature gives a file it cannot tell was read before or after its change.
+UNSEEN = -2
+
+
+def after_load(root: str | os.PathLike[str], started_ns: int) -> Signature:
+    """``before_load``'s signature, taken after a load that started at ``started_ns``
+    (``time.time_ns``), for a first look that must stay off the load's path (the MCP
+    server's first search): every file changed since the load began is marked ``UNSEEN``,
+    so the next look reads it again whichever text the load read (a reload too many at
+    worst), where a plain signature taken now could already hold an edit the load missed."""
+    cut = started_ns - LOAD_MARGIN_NS
+    return tuple((path, size, UNSEEN if mtime >= cut else mtime)
+                 for path, size, mtime in before_load(root))
+
+
 def same_but(a: Signature, b: Signature, path: str | os.PathLike[str] | None) -> bool:
     """Do two signatures hold the same files as they were, ``path``'s entry aside (a
     build rewrote the index and nothing else)?"""

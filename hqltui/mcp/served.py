@@ -55,6 +55,7 @@ class Served:
     notifications: Any = None  # ``hqltui.core.notifications.Notifications``, once started
     _ready: threading.Event = field(default_factory=threading.Event)
     _poked: threading.Event = field(default_factory=threading.Event)  # a file notification
+    _load_started: int = 0  # time.time_ns() when the first load began
 
     def start(self) -> None:
         threading.Thread(target=self._load, name="vault-load", daemon=True).start()
@@ -62,6 +63,7 @@ class Served:
     def _load(self) -> None:
         try:
             _start_graph_load()
+            self._load_started = time.time_ns()  # the first look's edits-since (watch)
             self.session = self.loader()
             if self.poll or self.keeper is not None:
                 self._notify()  # watchfiles is imported here, on the load thread
@@ -136,7 +138,9 @@ class Served:
 
     async def watch(self) -> None:
         """The first signature is taken once the session answers (off the first search's
-        path: stating every file of a large vault takes a while), then every ``poll``."""
+        path: stating every file of a large vault takes a while), with every file changed
+        since the load began marked unseen (``watch.after_load``: an edit made while the
+        vault was read is looked at again, not taken as read), then every ``poll``."""
         from hqltui.core.agent import Refused
 
         if not self.poll and self.keeper is None:
@@ -147,10 +151,11 @@ class Served:
             return
         if not self.poll and not await self._notified():
             return
-        from hqltui.core.watch import rest_after
+        from hqltui.core.watch import after_load, rest_after
 
         start = time.monotonic()
-        self.signature = await anyio.to_thread.run_sync(self._signature, session)
+        self.signature = await anyio.to_thread.run_sync(after_load, session.root,
+                                                        self._load_started)
         cost = time.monotonic() - start
         self.watching = True
         again: float | None = None  # when the keeper asks to decide again
