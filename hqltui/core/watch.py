@@ -96,8 +96,11 @@ def after_load(root: str | os.PathLike[str], started_ns: int) -> Signature:
                  for path, size, mtime in before_load(root))
 
 
-def same_but(a: Signature, b: Signature, path: str | os.PathLike[str] | None) -> bool:
+def same_but(a: object, b: object, path: str | os.PathLike[str] | None) -> bool:
     """Do two signatures hold the same files as they were, ``path``'s entry aside (a
-    build rewrote the index and nothing else)?"""
+    build rewrote the index and nothing else)? Not when either is missing (no scan was
+    taken yet, or it failed): then all of it is read again."""
+    if not isinstance(a, tuple) or not isinstance(b, tuple):
+        return False
     skip = os.fspath(Path(path)) if path is not None else None
     return [e for e in a if e[0] != skip] == [e for e in b if e[0] != skip]

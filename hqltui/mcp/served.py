@@ -125,8 +125,7 @@ class Served:
 
         on_hand = self.session
         seen = self._signature(on_hand)
-        if isinstance(self.signature, tuple) and same_but(seen, self.signature,
-                                                          on_hand.config.index_path):
+        if same_but(seen, self.signature, on_hand.config.index_path):
             fresh = on_hand.with_index_reread()
         else:
             fresh = on_hand.reload()

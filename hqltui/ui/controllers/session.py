@@ -177,10 +177,7 @@ class SessionController:
         edit asked for has read it.)"""
         from hqltui.core.watch import same_but
 
-        before = self.read_as
-        if not isinstance(before, tuple) or not isinstance(seen, tuple):
-            return False
-        return same_but(seen, before, on_hand.config.index_path)
+        return same_but(seen, self.read_as, on_hand.config.index_path)
 
     def _scan_before_load(self) -> object:
         from hqltui.core.watch import before_load
