@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import os
 import time
-import tomllib
 from pathlib import Path
 
 from benchmarks.report import median, write_report
@@ -29,16 +28,9 @@ from benchmarks.report import median, write_report
 WINDOW = 50
 
 
-def query_texts(paths: list[str]) -> list[str]:
-    texts: list[str] = []
-    for path in paths:
-        for entry in tomllib.loads(Path(path).read_text(encoding="utf-8")).get("query", []):
-            texts.append(str(entry["text"]))
-    return texts
-
-
 def main() -> None:
     from hqltui.core import passage_scores
+    from hqltui.core.evaluation import read_queries
     from hqltui.core.ranking import rank_indices
     from hqltui.core.semantic import query_vector, semantic_scores
     from hqltui.core.session import Session
@@ -56,8 +48,8 @@ def main() -> None:
         raise SystemExit(f"{root}: no semantic index with passages")
     passages = ix.passages
     vectors = []
-    for text in query_texts(args.queries):
-        qv = query_vector(ix, session.vault, session.config, text)
+    for query in (q for path in args.queries for q in read_queries(Path(path))):
+        qv = query_vector(ix, session.vault, session.config, query.text)
         if qv.vector is not None:
             vectors.append(qv.vector)
     if not vectors:

@@ -126,3 +126,11 @@ async def select_card(pilot: Any, name: str) -> None:
 
     pilot.app.main.query_one(CardList).post_message(CardList.Selected(name))
     await settle(pilot)
+
+
+async def frame_before_idle(pilot: Any, table: Any) -> None:
+    """Draw every line of ``table`` now, before its idle measures the rows just added (the
+    frame that once kept auto-width columns as narrow as their labels), then settle."""
+    for y in range(table.size.height):
+        table.render_line(y)
+    await settle(pilot)

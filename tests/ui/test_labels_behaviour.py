@@ -17,7 +17,7 @@ from hqltui.ui import views
 from hqltui.ui.screens.labelled import LabelledScreen
 from tests.helpers.rendering import plain
 from tests.helpers.vaults import QUERY, unlabel
-from tests.helpers.waits import settle, type_query
+from tests.helpers.waits import frame_before_idle, settle, type_query
 from tests.ui.conftest import SIZE
 
 pytestmark = pytest.mark.anyio
@@ -189,9 +189,7 @@ async def test_a_frame_drawn_before_the_table_measures_its_rows_keeps_full_colum
         assert screen.palette is not None
         screen.show_report(screen.report, screen.lexical, screen.palette)  # as the worker does
         table = screen.table
-        for y in range(table.size.height):
-            table.render_line(y)  # the frame, before the table's idle
-        await settle(pilot)
+        await frame_before_idle(pilot, table)
         first = str(table.get_row_at(0)[1])
         assert len(first) > len("query") + 2  # a query longer than the column's label
         assert first in table.render_line(1).text  # under the header, whole

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hqltui.ui.widgets.panes import CardDetail
-from tests.helpers.waits import select_card, settle, type_query
+from tests.helpers.waits import frame_before_idle, select_card, settle, type_query
 from tests.ui.conftest import SIZE
 
 
@@ -65,9 +65,7 @@ async def test_a_frame_drawn_before_the_table_measures_its_rows_keeps_full_colum
         note = screen.query_one("#links-progress").render()
         screen.show_rows(list(screen.rows), note)  # as the worker hands them over
         table = screen.table
-        for y in range(table.size.height):
-            table.render_line(y)  # the frame, before the table's idle
-        await settle(pilot)
+        await frame_before_idle(pilot, table)
         first = table.render_line(1).text  # under the header
         assert "Barn owl is a member of Tyton…" in first
         assert "vec 0.787 + lex 0.394" in first
