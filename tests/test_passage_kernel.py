@@ -42,26 +42,33 @@ def build(tmp_path: Path, seed: int, cards: int = 900) -> tuple[PassageIndex, np
     counts = np.where(present, rng.integers(0, 13, cards), 0)
     matrix = random_rows(rng, cards)
     matrix[~present] = 0.0
-    n = int(counts.sum())
-    rows = random_rows(rng, n)
-    valid = np.arange(n) % 97 != 5
+    rows = random_rows(rng, int(counts.sum()))
+    valid = np.arange(rows.shape[0]) % 97 != 5
+    index = held_index(tmp_path / f"chunk-{seed}.sqlite", matrix, counts, rows, valid)
+    return index, matrix, present, rows
+
+
+def held_index(path: Path, matrix: np.ndarray, counts: np.ndarray, rows: np.ndarray,
+               valid: np.ndarray) -> PassageIndex:
+    """The ``PassageIndex`` of these card vectors and passages (``counts`` a card, in card
+    order), the left-out rows held as zeros, their float32 rows stored in ``path``."""
+    n = rows.shape[0]
     held_rows = np.where(valid[:, None], rows, np.float32(0.0))
-    conn = sqlite3.connect(tmp_path / f"chunk-{seed}.sqlite", check_same_thread=False)
+    conn = sqlite3.connect(path, check_same_thread=False)
     conn.execute("CREATE TABLE chunk (embedding BLOB NOT NULL)")
     conn.executemany("INSERT INTO chunk (rowid, embedding) VALUES (?, ?)",
                      ((i + 1, pack(rows[i])) for i in range(n)))
     conn.commit()
-    bounds = np.zeros(cards + 1, dtype=np.int64)
+    bounds = np.zeros(matrix.shape[0] + 1, dtype=np.int64)
     np.cumsum(counts, out=bounds[1:])
-    card = np.repeat(np.arange(cards, dtype=np.int64), counts)
+    card = np.repeat(np.arange(matrix.shape[0], dtype=np.int64), counts)
     ordinal = np.arange(n, dtype=np.int64) - bounds[card]
-    index = PassageIndex(
+    return PassageIndex(
         recipe=DEFAULT_RECIPE, digest="test", vectors=held_codes(held_rows, planes=2),
         cards=held_codes(matrix, planes=2), card=card, ordinal=ordinal, start=ordinal * 10,
         end=ordinal * 10 + 10, rowid=np.arange(1, n + 1, dtype=np.int64), valid=valid,
         bounds=bounds, source=Float32Rows(conn, DIMS), per_card_max=int(counts.max()),
         left_out=np.flatnonzero(~valid))
-    return index, matrix, present, rows
 
 
 def float32_answer(index: PassageIndex, matrix: np.ndarray, present: np.ndarray,
@@ -158,4 +165,50 @@ def test_each_card_is_bounded_by_its_own_rows(tmp_path: Path) -> None:
         assert np.all(off <= bound[present])
         everyone = first_stage_error(q, planes.error, index.cards, index.vectors)
         assert np.median(bound[present]) < 0.9 * everyone
+    index.source.close()
+
+
+def scored_as(q: np.ndarray, scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """float32 unit rows whose products with the unit query ``q`` are ``scores`` (to
+    float32's rounding): ``s·q`` plus a random direction orthogonal to it."""
+    q64 = q.astype(np.float64)
+    noise = rng.standard_normal((scores.size, q.size))
+    noise -= np.outer(noise @ q64, q64)
+    noise /= np.linalg.norm(noise, axis=1, keepdims=True)
+    rows = scores[:, None] * q64 + np.sqrt(1 - scores[:, None] ** 2) * noise
+    return rows.astype(np.float32)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_cards_whose_sign_hangs_on_one_of_several_close_passages_count_as_float32(
+        tmp_path: Path, seed: int) -> None:
+    """Cards far outside the cut, each with its card vector below zero and passages
+    within a few thousandths of a quarter of its magnitude (the score's sign turns on
+    whether one of them beats it): the first int8 pass cannot tell them apart, so their
+    order there is not their float32 order. The count above zero is still the float32
+    one: a card is settled by the passage pass 1 put first only when that passage surely
+    beats the quarter, and otherwise every close passage is scored."""
+    rng = np.random.default_rng(seed)
+    q = random_rows(rng, 1)[0]
+    top, doubtful, per_card = 60, 1500, 4
+    card_scores = np.r_[rng.uniform(0.5, 0.7, top), rng.uniform(-0.06, -0.01, doubtful)]
+    quarter = -card_scores[top:] * (1 - passage_scores.WEIGHT) / passage_scores.WEIGHT
+    passage_at = (np.repeat(quarter, per_card)
+                  + rng.uniform(-0.006, 0.0015, doubtful * per_card))
+    counts = np.r_[np.zeros(top, dtype=np.int64), np.full(doubtful, per_card)]
+    matrix = scored_as(q, card_scores, rng)
+    rows = scored_as(q, passage_at, rng)
+    index = held_index(tmp_path / "close.sqlite", matrix, counts, rows,
+                       np.ones(rows.shape[0], dtype=bool))
+    present = np.ones(matrix.shape[0], dtype=bool)
+    want, _ = float32_answer(index, matrix, present, rows, q)
+    positive = int((want[top:] > 0).sum())
+    assert 0.2 * doubtful < positive < 0.8 * doubtful  # the signs really are in question
+    for cut in (5, WINDOW):
+        scores, _ = best_passage_scores(matrix, present, index, q, cut)
+        chosen, total = rank_indices(scores, cut)
+        assert chosen.tolist() == rank_indices(want, cut)[0].tolist()
+        assert scores[chosen].tolist() == want[chosen].tolist()
+        assert total == top + positive
+        assert np.array_equal(scores > 0, want > 0)  # card by card, not only the count
     index.source.close()

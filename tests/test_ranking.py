@@ -16,6 +16,7 @@ from hqltui.core.ranking import (
     Refusal,
     Retrieval,
     Warning,
+    kth_largest,
     name_key,
     rank,
     rank_indices,
@@ -138,3 +139,22 @@ def test_shapes_serialise() -> None:
 @pytest.mark.parametrize("limit", [None, 1, 2])
 def test_negative_zero_is_no_evidence(limit) -> None:
     assert rank(np.array([-0.0, 0.0]), ["a", "b"], limit) == ((), 0)
+
+
+@pytest.mark.parametrize("size", [1, 7, 900, 5000, 40000])
+def test_kth_largest_is_the_partitions_value(size: int) -> None:
+    """The sampled shortcut gives what ``np.partition`` gives: on ties, on -inf, and
+    when the largest values hide between the sample's points, and when they are the
+    sample's points (so the shortcut must fall back to every value)."""
+    rng = np.random.default_rng(size)
+    cases = [rng.standard_normal(size), np.round(rng.standard_normal(size), 1),
+             np.where(rng.random(size) < 0.9, -np.inf, rng.standard_normal(size))]
+    hidden = rng.standard_normal(size) + 10
+    hidden[::16] = -10.0
+    exposed = rng.standard_normal(size) - 10
+    exposed[::16] += 20  # the sample's points are the largest: too few reach its threshold
+    cases += [hidden, exposed]
+    for values in cases:
+        for k in sorted({1, 2, 50, size // 3 + 1, size}):
+            if k <= size:
+                assert kth_largest(values, k) == np.partition(values, size - k)[size - k]

@@ -33,7 +33,7 @@ from hqltui.core.int8_codes import (
     second_stage_error,
 )
 from hqltui.core.passage_index import PassageIndex
-from hqltui.core.ranking import Passage, refine
+from hqltui.core.ranking import Passage, in_doubt, refine
 
 # The best passage's share of a card's score; the card vector keeps the rest.
 WEIGHT = 0.8
@@ -218,6 +218,18 @@ def _group_max(values: np.ndarray, owner: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
+def _leaders(values: np.ndarray, owner: np.ndarray) -> np.ndarray:
+    """Per owner (``owner`` sorted), a mask of its largest value's row (the first of
+    equal largest)."""
+    out = np.zeros(values.size, dtype=bool)
+    if values.size:
+        firsts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+        lengths = np.diff(np.r_[firsts, values.size])
+        tops = np.flatnonzero(values == np.repeat(np.maximum.reduceat(values, firsts), lengths))
+        out[tops[np.r_[True, owner[tops][1:] != owner[tops][:-1]]]] = True
+    return out
+
+
 def best_passage_scores(
     matrix: np.ndarray,
     present: np.ndarray,
@@ -240,8 +252,11 @@ def best_passage_scores(
        their card vectors, and the passages that could be their best, on two int8
        planes (``fine_dots``, ``second_stage_error``, about 1/100 of the first bound);
        a card surely outside the cut whose card vector is surely above
-       zero needs no passage;
-    3. the cards that pass 2 cannot place (``refine`` again, twice the second bound):
+       zero needs no passage, and one whose card vector is surely below zero (only its
+       sign asked) scores its first-pass best passage first, the others only when that
+       one does not surely beat a quarter of the card vector;
+    3. the cards that pass 2 cannot place (``refine`` again, twice the second bound,
+       among pass 2's cards only: ``in_doubt`` proved every other card placed):
        their float32 card vectors and the stored float32 rows of the passages that could
        be their best, read back from the file, with ``exact_dots``.
 
@@ -267,18 +282,22 @@ def best_passage_scores(
     near = 2 * own_first
     chosen: list[Winners] = []
 
-    # A lower bound on the cut's score: a card whose upper bound is below it is in doubt
-    # only for its sign, which its card vector settles when that is surely above zero.
-    lower = np.where(present, approx - own_first, -np.inf)
-    floor_of_cut = -np.inf
-    if cut is not None and 0 < cut <= lower.size:
-        floor_of_cut = float(np.partition(lower, lower.size - cut)[lower.size - cut])
+    # The cards pass 1 cannot place, and a lower bound on the cut's score: a card whose
+    # upper bound is below it is in doubt only for its sign, which its card vector settles
+    # when that is surely above zero.
+    doubtful, floor_of_cut = in_doubt(approx, cut, 2 * own_first, sign=own_first)
 
     def card_values(positions: np.ndarray) -> np.ndarray:
         """The card vectors' scores within ``second`` (two planes; exact without them)."""
         if passages.cards.fine is None:
             return exact_dots(np.take(matrix, positions, axis=0), q64)
         return fine_dots(passages.cards, positions, planes)
+
+    def score_rows(picked: np.ndarray) -> None:
+        """Pass 2's scores of passage rows, in place of their first-pass ones."""
+        values = fine_dots(passages.vectors, picked, planes)
+        values[~passages.valid[picked]] = -np.inf
+        row_approx[picked] = values
 
     def finer(positions: np.ndarray) -> np.ndarray:
         out = card_values(positions)
@@ -303,12 +322,28 @@ def best_passage_scores(
             sign_only = outside[full] & (card + second < 0)
             beats = -(card + second) * (1.0 - WEIGHT) / WEIGHT - bound
             floor = np.where(sign_only, np.maximum(floor, beats), floor)
-            picked = rows[row_approx[rows] >= floor[owner]]
-            values = fine_dots(passages.vectors, picked, planes)
-            values[~passages.valid[picked]] = -np.inf
-            row_approx[picked] = values
-            near[rest] = 2 * second
-            best = np.maximum(card, _group_max(row_approx[rows], owner, rest.size))
+            keep = np.take(row_approx, rows) >= floor[owner]
+            picked, picked_owner = rows[keep], owner[keep]
+            # A sign-only card scores its first-pass best row first: that row alone settles
+            # most of them, when it surely beats a quarter of the card vector (the card is
+            # then above zero, and its other rows need not be read). Pass 1's scores are
+            # still in ``row_approx``, so the best row is the one equal to the card's best.
+            leading = ~sign_only[picked_owner] | (
+                np.take(row_approx, picked) == best_approx[rest][picked_owner])
+            score_rows(picked[leading])
+            lead = _group_max(row_approx[picked[leading]], picked_owner[leading], rest.size)
+            settled = sign_only & (lead - second > -(card - second) * (1.0 - WEIGHT) / WEIGHT)
+            score_rows(picked[~leading & ~settled[picked_owner]])
+            # a settled card's other rows keep their first-pass scores: pass 3, should it
+            # read the card, looks as far below its best as pass 1's bound
+            near[rest[~settled]] = 2 * second
+            # The best among the rows scored: a row not picked cannot be the card's best
+            # unless every row is below zero, or (sign-only) none beats a quarter of the
+            # card vector, and the card is below zero either way. A settled card's best
+            # is its leader's: a lower bound within ``second`` of its float32 one, above
+            # zero, and, like every card outside the cut, exact only in its sign.
+            best = np.maximum(card, np.where(settled, lead, _group_max(
+                np.take(row_approx, picked), picked_owner, rest.size)))
             out[full] = card_score(card, best)
         out[~present[positions]] = 0.0
         return out
@@ -327,13 +362,10 @@ def best_passage_scores(
         end[counts > 0] = passages.end[lo[counts > 0]]
         if rows.size:
             scores = exact_dots(passages.source.read(passages.rowid[rows]), q64)
-            firsts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-            group_max = np.maximum.reduceat(scores, firsts)
-            lengths = np.diff(np.r_[firsts, rows.size])
-            tops = np.flatnonzero(scores == np.repeat(group_max, lengths))
             # the first of equal best (lowest ordinal) in each card
-            first_top = tops[np.r_[True, owner[tops][1:] != owner[tops][:-1]]]
-            mine = owner[firsts]
+            first_top = np.flatnonzero(_leaders(scores, owner))
+            group_max = scores[first_top]
+            mine = owner[first_top]
             won = group_max >= out[mine]  # a tie: the passage, which says where
             at, j = mine[won], rows[first_top[won]]
             out[at] = group_max[won]
@@ -351,8 +383,12 @@ def best_passage_scores(
     # Pass 2 pays only when its bound is well inside the first (always, for unit rows):
     # a card pass 1 left out must stay below what pass 3's choice can reach.
     if passages.vectors.fine is not None and first >= 3 * second:
-        scores = refine(refine(approx, finer, cut, 2 * own_first, sign=own_first), exact, cut,
-                        2 * second)
+        # Pass 3 looks only among the cards pass 2 scored: every other card is provably
+        # outside the cut and of known sign already (``in_doubt``).
+        scores = approx.copy()
+        if doubtful.size:
+            scores[doubtful] = refine(finer(doubtful), lambda at: exact(doubtful[at]), cut,
+                                      2 * second)
     else:
         scores = refine(approx, exact, cut, 2 * own_first)
     scores[~present] = 0.0

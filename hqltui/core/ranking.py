@@ -300,6 +300,27 @@ def name_key(names: Sequence[str] | np.ndarray) -> np.ndarray:
     return key
 
 
+# A top-k is first looked for among the values at least the sample's own top
+# (2k / SAMPLE_STEP + 8)-th: a partition of a few hundred values instead of every one.
+SAMPLE_STEP = 16
+
+
+def kth_largest(values: np.ndarray, k: int) -> float:
+    """The ``k``-th largest of ``values`` (1 <= k <= size), exactly as ``np.partition``
+    gives it, in a fraction of its time on large arrays: a strided sample's own top
+    gives a threshold, and when at least ``k`` values reach it the ``k`` largest are all
+    among them (else every value is partitioned)."""
+    n = values.size
+    sample = values[::SAMPLE_STEP]
+    want = 2 * k // SAMPLE_STEP + 8
+    if sample.size > 4 * want:
+        threshold = np.partition(sample, sample.size - want)[sample.size - want]
+        above = values[values >= threshold]
+        if above.size >= k:
+            return float(np.partition(above, above.size - k)[above.size - k])
+    return float(np.partition(values, n - k)[n - k])
+
+
 def rank_indices(
     scores: np.ndarray, limit: int | None = None, *, key: np.ndarray | None = None
 ) -> tuple[np.ndarray, int]:
@@ -318,7 +339,7 @@ def rank_indices(
     if limit is not None and limit < total:
         # The limit-th largest value; keep everything at least that large, so a
         # tie straddling the cut is decided by name below, not by partition order.
-        kth = np.partition(values, total - limit)[total - limit]
+        kth = kth_largest(values, limit)
         keep = values >= kth
         positions = positions[keep]
         values = values[keep]
@@ -362,6 +383,33 @@ def hits_at(
     )
 
 
+def in_doubt(
+    approx: np.ndarray,
+    cut: int | None,
+    tolerance: float | np.ndarray,
+    sign: float | np.ndarray | None = None,
+) -> tuple[np.ndarray, float]:
+    """The positions ``refine`` recomputes, and the floor it found for the cut: a lower
+    bound on the ``cut``-th largest exact score (-inf when no cut is set or at most ``cut``
+    positions may be above zero). A position outside the choice is provably outside the
+    top ``cut`` and of known sign, so a later pass need look only at the positions chosen.
+    """
+    approx = np.asarray(approx, dtype=np.float64)
+    half = np.asarray(tolerance, dtype=np.float64) / 2
+    positive = approx > tolerance
+    floor = -np.inf
+    if cut is not None and cut <= 0:
+        reach = np.zeros(approx.shape, dtype=bool)
+    elif cut is not None and int(positive.sum()) > cut:
+        # the cut-th largest lower bound among the positions above the tolerance
+        floor = kth_largest(np.where(positive, approx - half, -np.inf), cut)
+        reach = approx + half >= floor
+    else:  # every position that could be above zero
+        reach = approx >= -np.asarray(tolerance)
+    doubtful = reach | (np.abs(approx) <= (tolerance if sign is None else sign))
+    return np.flatnonzero(doubtful), floor
+
+
 def refine(
     approx: np.ndarray,
     exact: Callable[[np.ndarray], np.ndarray],
@@ -375,24 +423,12 @@ def refine(
     ``tolerance`` (one for all, or each position its own); ``exact(positions)``
     recomputes chosen positions exactly. Every position that could reach the top
     ``cut`` (its upper bound at least the ``cut``-th largest lower bound), or whose sign
-    is in doubt (within ``sign`` of zero, ``tolerance`` unless given), is recomputed, so
-    ``rank(refined, names, limit)`` for any ``limit <= cut`` equals the ranking of
-    the exact scores.
+    is in doubt (within ``sign`` of zero, ``tolerance`` unless given), is recomputed
+    (``in_doubt``), so ``rank(refined, names, limit)`` for any ``limit <= cut`` equals
+    the ranking of the exact scores.
     """
-    approx = np.asarray(approx, dtype=np.float64)
-    half = np.asarray(tolerance, dtype=np.float64) / 2
-    positive = approx > tolerance
-    if cut is not None and cut <= 0:
-        reach = np.zeros(approx.shape, dtype=bool)
-    elif cut is not None and int(positive.sum()) > cut:
-        lower = (approx - half)[positive]
-        floor = np.partition(lower, lower.size - cut)[lower.size - cut]
-        reach = approx + half >= floor
-    else:  # every position that could be above zero
-        reach = approx >= -np.asarray(tolerance)
-    doubtful = reach | (np.abs(approx) <= (tolerance if sign is None else sign))
-    positions = np.flatnonzero(doubtful)
-    out = approx.copy()
+    positions, _ = in_doubt(approx, cut, tolerance, sign)
+    out = np.array(approx, dtype=np.float64)
     if positions.size:
         out[positions] = exact(positions)
     return out
