@@ -13,21 +13,32 @@ the same rounds. ``bench_passages`` measures the same end to end on a generated 
 
     python -m benchmarks.bench_passage_kernel [--cards 100000] [--per-card 7]
                                               [--queries 24] [--repeats 3] [--work DIR]
+                                              [--against OLD_CHECKOUT]
 
 ``--work`` keeps the SQLite file of passage vectors between runs (it is rebuilt when
 absent or of another size); the vectors themselves are regenerated (seeded).
+
+``--against DIR`` times an older checkout's passage scoring (its
+``hqltui/core/passage_scores.py`` and ``ranking.py``, on this checkout's index and
+codes) alternately with this one's in the same process, query by query, and reports
+the paired ratio: timings of separate processes differ by up to 15 % on one machine
+(where each puts its arrays), far more than the changes compared.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import resource
 import sqlite3
+import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
+from types import ModuleType, SimpleNamespace
+from typing import Any
 
 import numpy as np
 
@@ -94,6 +105,34 @@ def passage_index(cards: int, per_card: int, matrix: np.ndarray, work: Path):  #
     )
 
 
+def timed(arm: tuple[Callable[..., Any], Callable[..., Any]], matrix: np.ndarray,
+          present: np.ndarray, passages: Any, q: np.ndarray) -> float:
+    """ms for one query: the scores exact at the cut, then the top-``WINDOW`` cut."""
+    scoring, ranking = arm
+    t = time.perf_counter()
+    scores, _ = scoring(matrix, present, passages, q, WINDOW)
+    ranking(scores, WINDOW)
+    return (time.perf_counter() - t) * 1000
+
+
+def baseline(checkout: Path) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """An older checkout's ``best_passage_scores`` and ``rank_indices``: its scoring and
+    ranking modules loaded under other names, every other import this checkout's."""
+
+    def load(name: str) -> ModuleType:
+        spec = importlib.util.spec_from_file_location(
+            f"baseline_{name}", checkout / "hqltui" / "core" / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # dataclasses look their module up by name
+        spec.loader.exec_module(module)
+        return module
+
+    ranking, scoring = load("ranking"), load("passage_scores")
+    scoring.refine = ranking.refine  # type: ignore[attr-defined]
+    return scoring.best_passage_scores, ranking.rank_indices
+
+
 def main() -> None:
     from hqltui.core.int8_codes import query_planes
     from hqltui.core.passage_scores import best_passage_scores, first_pass
@@ -106,7 +145,10 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=24)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--work", default=None, help="where the SQLite file is kept")
+    parser.add_argument("--against", default=None,
+                        help="an older checkout, timed alternately in this process")
     args = parser.parse_args()
+    against = baseline(Path(args.against)) if args.against else None
     before = rss_mb()
     with tempfile.TemporaryDirectory(prefix="hql-kernel-") as tmp:
         work = Path(args.work) if args.work else Path(tmp)
@@ -118,17 +160,19 @@ def main() -> None:
         setup_s = time.perf_counter() - start
         held = rss_mb()
         queries = random_unit_vectors(args.queries, DIMS, seed=99)
-        card_ms, pass_ms, first_ms = [], [], []
+        card_ms, pass_ms, first_ms, old_ms = [], [], [], []
         loads = [os.getloadavg()]
         for q in queries:
-            for _ in range(args.repeats):
+            for repeat in range(args.repeats):
                 t = time.perf_counter()
                 rank_indices(semantic_scores(index, q, WINDOW), WINDOW)
                 card_ms.append((time.perf_counter() - t) * 1000)
-                t = time.perf_counter()
-                scores, _ = best_passage_scores(matrix, index.present, passages, q, WINDOW)
-                rank_indices(scores, WINDOW)
-                pass_ms.append((time.perf_counter() - t) * 1000)
+                if against is not None and repeat % 2 == 0:  # each goes first half the time
+                    old_ms.append(timed(against, matrix, index.present, passages, q))
+                pass_ms.append(timed((best_passage_scores, rank_indices), matrix,
+                                     index.present, passages, q))
+                if against is not None and repeat % 2 == 1:
+                    old_ms.append(timed(against, matrix, index.present, passages, q))
                 t = time.perf_counter()
                 planes = query_planes(q)
                 first_pass(passages, planes.codes[0], planes.scale[0])
@@ -156,6 +200,11 @@ def main() -> None:
         ["best passage + cut (ms, median)", round(p, 2),
          f"≤ {BUDGET_RATIO:g}× card vectors: {verdict} ({p / c:.2f}×)"],
         ["median of the paired ratios", round(median(ratios), 2), "best passage / card vectors"],
+        *([["older checkout's passage scoring + cut (ms, median)", round(median(old_ms), 2),
+             "--against: timed alternately with this one, query by query"],
+           ["median of the paired ratios, this ÷ older checkout",
+            round(median([b / a for a, b in zip(old_ms, pass_ms, strict=True)]), 3),
+            f"{len(old_ms)} pairs"]] if old_ms else []),
         ["first pass alone (ms, median)", round(f, 2),
          f"int8, first plane, every row: {f / c:.2f}× card vectors"],
         ["bytes the first pass reads ÷ the card arm's", round(floor, 2),
