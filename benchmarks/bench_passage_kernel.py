@@ -32,6 +32,7 @@ import importlib.util
 import os
 import resource
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
@@ -113,6 +114,13 @@ def timed(arm: tuple[Callable[..., Any], Callable[..., Any]], matrix: np.ndarray
     scores, _ = scoring(matrix, present, passages, q, WINDOW)
     ranking(scores, WINDOW)
     return (time.perf_counter() - t) * 1000
+
+
+def commit_of(checkout: Path) -> str:
+    """The short commit id a checkout is at (its path is never reported)."""
+    found = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"],
+                           capture_output=True, text=True, check=False)
+    return found.stdout.strip() or "unknown"
 
 
 def baseline(checkout: Path) -> tuple[Callable[..., Any], Callable[..., Any]]:
@@ -222,7 +230,9 @@ def main() -> None:
         [f"random unit vectors (384 dims); {args.queries} queries × {args.repeats} runs, the "
          "two arms alternating; each run = scores exact at the cut + the top-50 cut, the "
          "query vector given",
-         f"{os.cpu_count()} CPUs; the first pass splits over them, numpy's BLAS does too"],
+         f"{os.cpu_count()} CPUs; the first pass splits over them, numpy's BLAS does too",
+         *([f"--against: the checkout at commit {commit_of(Path(args.against))}"]
+           if args.against else [])],
     )
     print(path.read_text())
 

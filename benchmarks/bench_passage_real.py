@@ -10,10 +10,11 @@ passage rows the second pass scored, on average.
 
     python -m benchmarks.bench_passage_real --vault VAULT QUERIES.toml [...] [--repeats 5]
 
-For a paired A/B with an older checkout, run this file there as a script, with that
+For a paired A/B with an older checkout, ``--against DIR`` times that checkout's
+passage scoring alternately with this one's in this process (``bench_passage_kernel``
+says how and why); an older checkout may also run this file as a script, with that
 checkout first on the path (``PYTHONPATH=OLD python benchmarks/bench_passage_real.py``:
-its ``hqltui`` scores, its ``benchmarks/results`` gets the report), alternately with
-this one.
+its ``hqltui`` scores, its ``benchmarks/results`` gets the report).
 """
 
 from __future__ import annotations
@@ -40,7 +41,12 @@ def main() -> None:
     parser.add_argument("queries", nargs="+", help="labelled query sets (TOML)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--name", default=None, help="the report's name (default: the vault's)")
+    parser.add_argument("--against", default=None,
+                        help="an older checkout, timed alternately in this process")
     args = parser.parse_args()
+    from benchmarks.bench_passage_kernel import baseline, commit_of, timed
+
+    against = baseline(Path(args.against)) if args.against else None
     root = Path(args.vault)
     session = Session.load(root)
     ix = session.index
@@ -68,20 +74,21 @@ def main() -> None:
     passage_scores.fine_dots = plain
     pass2 = (scored["cards"] / len(vectors), scored["rows"] / len(vectors))
 
-    card_ms, pass_ms, ratios = [], [], []
+    card_ms, pass_ms, ratios, old_ms = [], [], [], []
+    this = (passage_scores.best_passage_scores, rank_indices)
     loads = [os.getloadavg()]
-    for _ in range(args.repeats):
+    for repeat in range(args.repeats):
         for v in vectors:
             t = time.perf_counter()
             rank_indices(semantic_scores(ix, v, WINDOW), WINDOW)
-            card = time.perf_counter() - t
-            t = time.perf_counter()
-            scores, _ = passage_scores.best_passage_scores(ix.matrix, ix.present, passages, v,
-                                                           WINDOW)
-            rank_indices(scores, WINDOW)
-            passage = time.perf_counter() - t
-            card_ms.append(card * 1e3)
-            pass_ms.append(passage * 1e3)
+            card = (time.perf_counter() - t) * 1e3
+            if against is not None and repeat % 2 == 0:  # each goes first half the time
+                old_ms.append(timed(against, ix.matrix, ix.present, passages, v))
+            passage = timed(this, ix.matrix, ix.present, passages, v)
+            if against is not None and repeat % 2 == 1:
+                old_ms.append(timed(against, ix.matrix, ix.present, passages, v))
+            card_ms.append(card)
+            pass_ms.append(passage)
             ratios.append(passage / card)
     loads.append(os.getloadavg())
     cards = int(ix.present.sum())
@@ -92,6 +99,11 @@ def main() -> None:
         ["card vectors + cut (ms, median)", round(median(card_ms), 3), ""],
         ["passages + cut (ms, median)", round(median(pass_ms), 3), ""],
         ["median of the paired ratios", round(median(ratios), 3), "passages / card vectors"],
+        *([["older checkout's passages + cut (ms, median)", round(median(old_ms), 3),
+            f"--against: commit {commit_of(Path(args.against))}, timed alternately"],
+           ["median of the paired ratios, this ÷ older checkout",
+            round(median([b / a for a, b in zip(old_ms, pass_ms, strict=True)]), 3),
+            f"{len(old_ms)} pairs"]] if old_ms else []),
         ["cards the second pass scored (mean)", round(pass2[0]), ""],
         ["passage rows the second pass scored (mean)", round(pass2[1]), ""],
         ["load average (1, 5, 15 min), start", " ".join(f"{x:.2f}" for x in loads[0]), ""],
