@@ -95,9 +95,18 @@ def split(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(passage_scores, "GATHER_SPLIT", 64)
 
 
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.fixture
+def one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second-plane bound too wide to pay: pass 1's doubtful cards go to pass 3."""
+    monkeypatch.setattr(passage_scores, "second_stage_error", lambda *held: 1.0)
+
+
+@pytest.mark.parametrize(("seed", "passes"), [(1, "three"), (2, "three"), (3, "one_pass")])
 def test_split_scoring_ranks_and_counts_as_float32(tmp_path: Path, split: None,
-                                                   seed: int) -> None:
+                                                   seed: int, passes: str,
+                                                   request: pytest.FixtureRequest) -> None:
+    if passes == "one_pass":
+        request.getfixturevalue("one_pass")
     index, matrix, present, rows = build(tmp_path, seed)
     assert len(passage_scores._parts(index)) == 3
     queries = random_rows(np.random.default_rng(100 + seed), 6)

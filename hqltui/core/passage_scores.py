@@ -246,7 +246,7 @@ def best_passage_scores(
 
     1. every card vector and passage, first int8 plane (``first_pass``,
        ``first_stage_error``), each card's best taken by the thread that scored it;
-    2. the cards that could reach the cut or whose sign is in doubt by that (``refine``,
+    2. the cards that could reach the cut or whose sign is in doubt by that (``in_doubt``,
        each card by its own first bound, ``PassageIndex.card_errors``: made of its own
        rows' errors, so a card held closely is not in doubt as long as the worst one):
        their card vectors, and the passages that could be their best, on two int8
@@ -380,17 +380,17 @@ def best_passage_scores(
                               first_end[live]))
         return out
 
-    # Pass 2 pays only when its bound is well inside the first (always, for unit rows):
-    # a card pass 1 left out must stay below what pass 3's choice can reach.
-    if passages.vectors.fine is not None and first >= 3 * second:
-        # Pass 3 looks only among the cards pass 2 scored: every other card is provably
-        # outside the cut and of known sign already (``in_doubt``).
-        scores = approx.copy()
-        if doubtful.size:
-            scores[doubtful] = refine(finer(doubtful), lambda at: exact(doubtful[at]), cut,
-                                      2 * second)
-    else:
-        scores = refine(approx, exact, cut, 2 * own_first)
+    # Every card outside ``doubtful`` is provably outside the cut and of known sign
+    # already, so the later passes look only among those cards. Pass 2 pays only when its
+    # bound is well inside the first (always, for unit rows): a card pass 1 left out must
+    # stay below what pass 3's choice can reach.
+    scores = approx.copy()
+    two_passes = passages.vectors.fine is not None and first >= 3 * second
+    if doubtful.size and two_passes:
+        scores[doubtful] = refine(finer(doubtful), lambda at: exact(doubtful[at]), cut,
+                                  2 * second)
+    elif doubtful.size:
+        scores[doubtful] = exact(doubtful)
     scores[~present] = 0.0
     empty = np.zeros(0, dtype=np.int64)
     return scores, chosen[0] if chosen else Winners(empty, empty, empty, empty, empty)
