@@ -295,6 +295,8 @@ def best_passage_scores(
 
     def score_rows(picked: np.ndarray) -> None:
         """Pass 2's scores of passage rows, in place of their first-pass ones."""
+        if not picked.size:
+            return
         values = fine_dots(passages.vectors, picked, planes)
         values[~passages.valid[picked]] = -np.inf
         row_approx[picked] = values

@@ -301,8 +301,10 @@ def name_key(names: Sequence[str] | np.ndarray) -> np.ndarray:
 
 
 # A top-k is first looked for among the values at least the sample's own top
-# (2k / SAMPLE_STEP + 8)-th: a partition of a few hundred values instead of every one.
+# (2k / SAMPLE_STEP + 8)-th: a partition of a few hundred values instead of every one,
+# for arrays of at least SAMPLE_FROM values (below that a plain partition costs less).
 SAMPLE_STEP = 16
+SAMPLE_FROM = 8192
 
 
 def kth_largest(values: np.ndarray, k: int) -> float:
@@ -311,9 +313,9 @@ def kth_largest(values: np.ndarray, k: int) -> float:
     gives a threshold, and when at least ``k`` values reach it the ``k`` largest are all
     among them (else every value is partitioned)."""
     n = values.size
-    sample = values[::SAMPLE_STEP]
     want = 2 * k // SAMPLE_STEP + 8
-    if sample.size > 4 * want:
+    if n >= SAMPLE_FROM and n // SAMPLE_STEP > 4 * want:
+        sample = values[::SAMPLE_STEP]
         threshold = np.partition(sample, sample.size - want)[sample.size - want]
         above = values[values >= threshold]
         if above.size >= k:
