@@ -41,6 +41,9 @@ WEIGHT = 0.8
 SPLIT_ROWS = 16384
 # Rows per thread below which a gather of scattered rows (pass 2) is not split.
 GATHER_SPLIT = 2048
+# Passage rows a sign-only card's leader-first order must spare before it pays for its
+# own array work (about as much as gathering this many rows).
+LEAD_FIRST_ROWS = 256
 
 
 def fine_dots(held: Codes, rows: np.ndarray, q: QueryPlanes) -> np.ndarray:
@@ -326,16 +329,25 @@ def best_passage_scores(
             floor = np.where(sign_only, np.maximum(floor, beats), floor)
             keep = np.take(row_approx, rows) >= floor[owner]
             picked, picked_owner = rows[keep], owner[keep]
-            # A sign-only card scores its first-pass best row first: that row alone settles
-            # most of them, when it surely beats a quarter of the card vector (the card is
-            # then above zero, and its other rows need not be read). Pass 1's scores are
-            # still in ``row_approx``, so the best row is the one equal to the card's best.
-            leading = ~sign_only[picked_owner] | (
-                np.take(row_approx, picked) == best_approx[rest][picked_owner])
-            score_rows(picked[leading])
-            lead = _group_max(row_approx[picked[leading]], picked_owner[leading], rest.size)
-            settled = sign_only & (lead - second > -(card - second) * (1.0 - WEIGHT) / WEIGHT)
-            score_rows(picked[~leading & ~settled[picked_owner]])
+            settled = np.zeros(rest.size, dtype=bool)
+            lead = np.full(rest.size, -np.inf)
+            asked = sign_only[picked_owner]
+            if np.count_nonzero(asked) - np.count_nonzero(sign_only) > LEAD_FIRST_ROWS:
+                # A sign-only card scores its first-pass best row first: that row alone
+                # settles most of them, when it surely beats a quarter of the card vector
+                # (the card is then above zero, and its other rows need not be read).
+                # Pass 1's scores are still in ``row_approx``: the best row is the one
+                # equal to the card's best.
+                leading = ~asked | (np.take(row_approx, picked)
+                                    == best_approx[rest][picked_owner])
+                score_rows(picked[leading])
+                lead = _group_max(row_approx[picked[leading]], picked_owner[leading],
+                                  rest.size)
+                settled = sign_only & (lead - second
+                                       > -(card - second) * (1.0 - WEIGHT) / WEIGHT)
+                score_rows(picked[~leading & ~settled[picked_owner]])
+            else:
+                score_rows(picked)
             # a settled card's other rows keep their first-pass scores: pass 3, should it
             # read the card, looks as far below its best as pass 1's bound
             near[rest[~settled]] = 2 * second
