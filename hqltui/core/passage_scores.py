@@ -272,7 +272,8 @@ def best_passage_scores(
     # pass 2 overwrites the rows it reads in ``row_approx``; ``top`` stays pass 1's
     top, own, row_approx = first_pass(passages, k, t)
     best_approx = np.where(present, top, 0.0)
-    approx = np.where(present, card_score(own, top), 0.0)
+    # a card with no vector scores 0 in the end; -inf keeps it out of every pass's choice
+    approx = np.where(present, card_score(own, top), -np.inf)
     bounds = passages.bounds
     first = first_stage_error(q32, planes.error, passages.cards, passages.vectors)
     # each card's own first-pass bound: at most ``first``, narrower for a card whose rows
