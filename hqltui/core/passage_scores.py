@@ -273,6 +273,7 @@ def best_passage_scores(
     top, own, row_approx = first_pass(passages, k, t)
     best_approx = np.where(present, top, 0.0)
     # a card with no vector scores 0 in the end; -inf keeps it out of every pass's choice
+    # (``in_doubt`` never picks it), so the passes below see only cards with a vector
     approx = np.where(present, card_score(own, top), -np.inf)
     bounds = passages.bounds
     first = first_stage_error(q32, planes.error, passages.cards, passages.vectors)
@@ -360,7 +361,6 @@ def best_passage_scores(
             best = np.maximum(card, np.where(settled, lead, _group_max(
                 np.take(row_approx, picked), picked_owner, rest.size)))
             out[full] = card_score(card, best)
-        out[~present[positions]] = 0.0
         return out
 
     def exact(positions: np.ndarray) -> np.ndarray:
@@ -388,12 +388,8 @@ def best_passage_scores(
                                                passages.end[j])
         first_end = np.zeros(positions.size, dtype=np.int64)
         first_end[counts > 0] = passages.end[lo[counts > 0]]
-        out = card_score(card, out)
-        live = present[positions]
-        out[~live] = 0.0
-        chosen.append(Winners(positions[live], ordinal[live], start[live], end[live],
-                              first_end[live]))
-        return out
+        chosen.append(Winners(positions, ordinal, start, end, first_end))
+        return card_score(card, out)
 
     # Every card outside ``doubtful`` is provably outside the cut and of known sign
     # already, so the later passes look only among those cards. Pass 2 pays only when its
