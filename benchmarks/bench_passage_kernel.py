@@ -116,6 +116,18 @@ def timed(arm: tuple[Callable[..., Any], Callable[..., Any]], matrix: np.ndarray
     return (time.perf_counter() - t) * 1000
 
 
+def timed_pair(this: tuple[Callable[..., Any], Callable[..., Any]],
+               against: tuple[Callable[..., Any], Callable[..., Any]] | None, repeat: int,
+               *args: Any) -> tuple[float, float | None]:
+    """ms for one query by this checkout and, with ``against``, by the older one, the
+    older going first on even repeats (each arm first half the time)."""
+    old = timed(against, *args) if against is not None and repeat % 2 == 0 else None
+    mine = timed(this, *args)
+    if against is not None and repeat % 2 == 1:
+        old = timed(against, *args)
+    return mine, old
+
+
 def commit_of(checkout: Path) -> str:
     """The short commit id a checkout is at (its path is never reported)."""
     found = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"],
@@ -175,12 +187,11 @@ def main() -> None:
                 t = time.perf_counter()
                 rank_indices(semantic_scores(index, q, WINDOW), WINDOW)
                 card_ms.append((time.perf_counter() - t) * 1000)
-                if against is not None and repeat % 2 == 0:  # each goes first half the time
-                    old_ms.append(timed(against, matrix, index.present, passages, q))
-                pass_ms.append(timed((best_passage_scores, rank_indices), matrix,
-                                     index.present, passages, q))
-                if against is not None and repeat % 2 == 1:
-                    old_ms.append(timed(against, matrix, index.present, passages, q))
+                mine, old = timed_pair((best_passage_scores, rank_indices), against, repeat,
+                                       matrix, index.present, passages, q)
+                pass_ms.append(mine)
+                if old is not None:
+                    old_ms.append(old)
                 t = time.perf_counter()
                 planes = query_planes(q)
                 first_pass(passages, planes.codes[0], planes.scale[0])

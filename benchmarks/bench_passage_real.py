@@ -44,7 +44,7 @@ def main() -> None:
     parser.add_argument("--against", default=None,
                         help="an older checkout, timed alternately in this process")
     args = parser.parse_args()
-    from benchmarks.bench_passage_kernel import baseline, commit_of, timed
+    from benchmarks.bench_passage_kernel import baseline, commit_of, timed_pair
 
     against = baseline(Path(args.against)) if args.against else None
     root = Path(args.vault)
@@ -82,11 +82,9 @@ def main() -> None:
             t = time.perf_counter()
             rank_indices(semantic_scores(ix, v, WINDOW), WINDOW)
             card = (time.perf_counter() - t) * 1e3
-            if against is not None and repeat % 2 == 0:  # each goes first half the time
-                old_ms.append(timed(against, ix.matrix, ix.present, passages, v))
-            passage = timed(this, ix.matrix, ix.present, passages, v)
-            if against is not None and repeat % 2 == 1:
-                old_ms.append(timed(against, ix.matrix, ix.present, passages, v))
+            passage, old = timed_pair(this, against, repeat, ix.matrix, ix.present, passages, v)
+            if old is not None:
+                old_ms.append(old)
             card_ms.append(card)
             pass_ms.append(passage)
             ratios.append(passage / card)
